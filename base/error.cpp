@@ -1,0 +1,32 @@
+#include "base/error.hpp"
+
+namespace team {
+
+std::string quote(std::string_view value) {
+    constexpr size_t kMax = 80;
+    std::string out = "'";
+    size_t shown = 0;
+    for (unsigned char c : value) {
+        if (shown == kMax) {
+            out += "...";
+            break;
+        }
+        if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c < 0x20 || c == 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+        ++shown;
+    }
+    out += "'";
+    return out;
+}
+
+}  // namespace team

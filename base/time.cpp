@@ -1,0 +1,48 @@
+#include "base/time.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace team {
+
+EpochMs SystemClock::now() const {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string iso8601(EpochMs t) {
+    std::time_t seconds = static_cast<std::time_t>(t / 1000);
+    int millis = static_cast<int>(t % 1000);
+    if (millis < 0) {
+        millis += 1000;
+        --seconds;
+    }
+    std::tm tm{};
+    gmtime_r(&seconds, &tm);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
+    return buf;
+}
+
+std::string relative_time(EpochMs then, EpochMs now) {
+    long long delta = (now - then) / 1000;
+    bool future = delta < 0;
+    if (future) delta = -delta;
+    std::string amount;
+    if (delta < 5) return "just now";
+    if (delta < 60) {
+        amount = std::to_string(delta) + " s";
+    } else if (delta < 3600) {
+        amount = std::to_string(delta / 60) + " min";
+    } else if (delta < 86400) {
+        amount = std::to_string(delta / 3600) + " h";
+    } else {
+        long long days = delta / 86400;
+        amount = std::to_string(days) + (days == 1 ? " day" : " days");
+    }
+    return future ? "in " + amount : amount + " ago";
+}
+
+}  // namespace team

@@ -1,0 +1,30 @@
+// Wall-clock time as the store keeps it (milliseconds since the Unix epoch), the clock behind
+// an interface so rules that depend on time can be tested without sleeping, and the two ways
+// times are shown: ISO-8601 UTC with milliseconds (JSON) and relative ("5 min ago", humans).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace team {
+
+using EpochMs = std::int64_t;
+
+class Clock {
+public:
+    virtual ~Clock() = default;
+    virtual EpochMs now() const = 0;
+};
+
+class SystemClock final : public Clock {
+public:
+    EpochMs now() const override;
+};
+
+// 2026-11-22T10:04:05.123Z
+std::string iso8601(EpochMs t);
+
+// "just now", "42 s ago", "5 min ago", "3 h ago", "2 days ago", "in 5 min".
+std::string relative_time(EpochMs then, EpochMs now);
+
+}  // namespace team

@@ -1,0 +1,176 @@
+#include "cli/app.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "cli/commands.hpp"
+#include "cli/context.hpp"
+
+namespace team::cli {
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+constexpr const char* kGlobalHelp =
+    "Global options (before or after the command):\n"
+    "  --home DIR       where all state lives [env: TEAM_HOME]\n"
+    "  -t,--team NAME   the team to act on [env: TEAM_NAME]\n"
+    "  --as NAME        who is calling: agent name or name@team [env: TEAM_AGENT_ID]\n"
+    "  --json           machine output: one JSON document on stdout\n"
+    "  --no-color       plain human output [env: NO_COLOR]\n"
+    "Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 refused, 124 timeout.";
+
+std::optional<std::string> env(const char* name) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return std::string(v);
+}
+
+int report(const Error& e, bool json) {
+    if (json) {
+        Output(true, false).print_json(
+            {{"success", false}, {"error", e.what()}, {"code", code_name(e.code())}});
+    } else {
+        std::string text = std::string("team: error: ") + e.what() + "\n";
+        std::fwrite(text.data(), 1, text.size(), stderr);
+    }
+    return exit_code(e.code());
+}
+
+// Global options that take a value, so the value is not mistaken for the command name.
+bool takes_value(const std::string& arg) {
+    return arg == "--home" || arg == "-t" || arg == "--team" || arg == "--as";
+}
+
+// The first word that is not an option: the command the user meant.
+std::optional<std::string> command_word(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "--") return std::nullopt;
+        if (takes_value(arg)) {
+            ++i;
+            continue;
+        }
+        if (!arg.empty() && arg[0] == '-') continue;
+        return arg;
+    }
+    return std::nullopt;
+}
+
+void check_command_word(const CLI::App& app, int argc, char** argv) {
+    auto word = command_word(argc, argv);
+    if (!word) return;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        if (sub->get_name() == *word) return;
+        if (sub->get_group() != "") names.push_back(sub->get_name());
+    }
+    throw usage_error("unknown command " + quote(*word) + did_you_mean(*word, names) +
+                      " (see 'team --help')");
+}
+
+void add_global_options(CLI::App& app, GlobalOptions& g, std::string& home, std::string& team,
+                        std::string& as) {
+    app.add_option("--home", home,
+                   "where all state lives [env: TEAM_HOME; default: $XDG_STATE_HOME/team, "
+                   "else ~/.local/state/team]")
+        ->type_name("DIR");
+    app.add_option("-t,--team", team,
+                   "the team to act on [env: TEAM_NAME; default: the only live team]")
+        ->type_name("NAME");
+    app.add_option("--as", as,
+                   "who is calling: an agent name or name@team [env: TEAM_AGENT_ID; default: "
+                   "the team's leader]")
+        ->type_name("NAME");
+    app.add_flag("--json", g.json, "machine output: exactly one JSON document on stdout");
+    app.add_flag("--no-color", g.no_color, "plain human output [env: NO_COLOR]");
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+    // Everything team creates (home, database, logs, lock files) is private to the user.
+    ::umask(077);
+
+    bool json_requested = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--") == 0) break;
+        if (std::strcmp(argv[i], "--json") == 0) json_requested = true;
+    }
+
+    CLI::App app{
+        "team: run teams of coding agents side by side in tmux panes; hand out tasks, talk\n"
+        "through inboxes, and stop agents gracefully or by force, leaving nothing behind.",
+        "team"};
+    app.set_version_flag("--version", kVersion);
+    app.fallthrough();  // global options may stand after the command too
+    app.require_subcommand(1);
+    app.footer(
+        "Exit codes: 0 success, 1 failed, 2 usage, 3 not found, 4 refused, 124 timeout.\n"
+        "Run 'team COMMAND --help' for a command's options. Guide: docs/guide.md");
+
+    GlobalOptions g;
+    std::string home, team, as;
+    add_global_options(app, g, home, team, as);
+    add_create_command(app);
+    add_list_command(app);
+    add_status_command(app);
+    add_delete_command(app);
+    add_activity_command(app);
+
+    // Subcommand help lists only the subcommand's own options: name the global ones too.
+    for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        sub->footer(sub->get_footer() + (sub->get_footer().empty() ? "" : "\n\n") + kGlobalHelp);
+    }
+
+    try {
+        check_command_word(app, argc, argv);
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::RequiredError& e) {
+        if (argc <= 1) {
+            std::fputs(app.help().c_str(), stderr);
+            return 2;
+        }
+        return report(usage_error(e.what()), json_requested);
+    } catch (const CLI::ParseError& e) {
+        return report(usage_error(std::string(e.what()) + " (see 'team --help')"), json_requested);
+    } catch (const Error& e) {
+        return report(e, json_requested);
+    }
+
+    if (!home.empty()) g.home = home;
+    g.team = !team.empty() ? std::optional(team) : env("TEAM_NAME");
+    g.as = !as.empty() ? std::optional(as) : env("TEAM_AGENT_ID");
+    g.no_color = g.no_color || env("NO_COLOR").has_value();
+    bool color = !g.json && !g.no_color && ::isatty(STDOUT_FILENO);
+    Output out(g.json, color);
+    Context context(g, out);
+
+    try {
+        try {
+            return selected_action()(context);
+        } catch (const Error&) {
+            throw;
+        } catch (const std::exception& e) {
+            rethrow_store_error(e);
+        }
+    } catch (const Error& e) {
+        return report(e, g.json);
+    }
+}
+
+}  // namespace team::cli

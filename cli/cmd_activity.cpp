@@ -1,0 +1,91 @@
+// team activity [--type TYPE] [--since ID] [--limit N] [--follow]
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/context.hpp"
+#include "state/activity.hpp"
+#include "state/change_watch.hpp"
+
+namespace team::cli {
+
+namespace {
+
+struct Options {
+    std::string type;
+    std::int64_t since = 0;
+    int limit = 0;
+    bool follow = false;
+};
+
+std::vector<std::string> row(const ActivityEntry& e, EpochMs now) {
+    return {std::to_string(e.id), relative_time(e.at, now), e.actor, e.type,
+            cell(e.details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 80)};
+}
+
+int run(Context& ctx, const Options& o) {
+    TeamRecord team = ctx.team();
+    ActivityQuery query;
+    if (!o.type.empty()) query.type = o.type;
+    query.since_id = o.since;
+    if (o.limit > 0) query.limit = o.limit;
+    auto& db = ctx.store().db();
+    const auto& out = ctx.out();
+
+    if (!o.follow) {
+        auto entries = list_activity(db, team.id, query);
+        if (out.json()) {
+            nlohmann::json doc = nlohmann::json::array();
+            for (const auto& e : entries) doc.push_back(to_json(e));
+            out.print_json(doc);
+            return 0;
+        }
+        Table table({"ID", "AT", "ACTOR", "TYPE", "DETAILS"});
+        for (const auto& e : entries) table.add(row(e, ctx.clock().now()));
+        if (table.empty()) {
+            out.line("no activity");
+        } else {
+            table.print(out);
+        }
+        return 0;
+    }
+
+    // --follow: JSON Lines (or lines) as entries arrive, until interrupted or --limit is met.
+    ChangeWatch watch(ctx.store().home());
+    int printed = 0;
+    for (;;) {
+        if (query.limit) query.limit = o.limit - printed;
+        for (const auto& e : list_activity(db, team.id, query)) {
+            if (out.json()) {
+                out.print_json(to_json(e));
+            } else {
+                auto r = row(e, ctx.clock().now());
+                out.line(r[0] + "  " + r[2] + "  " + out.bold(r[3]) + "  " + r[4]);
+            }
+            query.since_id = e.id;
+            ++printed;
+        }
+        if (o.limit > 0 && printed >= o.limit) return 0;
+        watch.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+    }
+}
+
+}  // namespace
+
+void add_activity_command(CLI::App& app) {
+    auto o = std::make_shared<Options>();
+    auto* cmd = add_command(app, "activity", "the team's audit trail, oldest first",
+                            [o](Context& ctx) { return run(ctx, *o); });
+    cmd->add_option("--type", o->type, "only entries of this type (e.g. team_created)")
+        ->type_name("TYPE");
+    cmd->add_option("--since", o->since, "only entries after this id (a cursor)")
+        ->type_name("ID")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--limit", o->limit, "at most N entries")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber);
+    cmd->add_flag("--follow", o->follow,
+                  "keep printing entries as they arrive (JSON Lines with --json)");
+    cmd->footer("Example: team activity --type team_created --json");
+}
+
+}  // namespace team::cli

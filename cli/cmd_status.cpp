@@ -1,0 +1,55 @@
+// team status [NAME]
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/context.hpp"
+
+namespace team::cli {
+
+namespace {
+
+void print_human(const Context& ctx, const TeamStatus& s) {
+    const auto& out = ctx.out();
+    auto now = ctx.clock().now();
+    const auto& t = s.team;
+    out.line(out.bold("team") + "       " + t.name + "  (" + t.status + ")");
+    if (!t.description.empty()) out.line(out.bold("about") + "      " + cell(t.description, 200));
+    out.line(out.bold("leader") + "     " + t.leader_id());
+    out.line(out.bold("cwd") + "        " + t.cwd);
+    out.line(out.bold("created") + "    " + relative_time(t.created_at, now));
+    out.line(out.bold("agents") + "     " + std::to_string(t.live_agents) + " live, " +
+             std::to_string(t.total_agents) + " in all");
+    if (s.agents.empty()) return;
+    out.line("");
+    Table table({"NAME", "STATUS", "ROLE", "PANE", "PID", "AGE"});
+    for (const auto& a : s.agents) {
+        table.add({a.name, a.status, cell(a.role, 20), a.pane_id.value_or("-"),
+                   a.pid ? std::to_string(*a.pid) : "-", relative_time(a.created_at, now)});
+    }
+    table.print(out);
+}
+
+}  // namespace
+
+void add_status_command(CLI::App& app) {
+    auto name = std::make_shared<std::string>();
+    auto* cmd = add_command(
+        app, "status", "the team, its leader and its live agents",
+        [name](Context& ctx) {
+            TeamRecord team = ctx.team(name->empty() ? std::nullopt : std::optional(*name));
+            TeamStatus s = ctx.teams().status(team);
+            if (ctx.out().json()) {
+                nlohmann::json doc = to_json(s.team);
+                doc["agents"] = nlohmann::json::array();
+                for (const auto& a : s.agents) doc["agents"].push_back(to_json(a));
+                ctx.out().print_json(doc);
+            } else {
+                print_human(ctx, s);
+            }
+            return 0;
+        });
+    cmd->add_option("NAME", *name, "the team (default: --team, TEAM_NAME, or the only live team)");
+    cmd->footer("Example: team status web --json");
+}
+
+}  // namespace team::cli

@@ -1,0 +1,16 @@
+// One function per command file: each declares its subcommand, its options and its body.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace team::cli {
+
+void add_create_command(CLI::App& app);
+void add_list_command(CLI::App& app);
+void add_status_command(CLI::App& app);
+void add_delete_command(CLI::App& app);
+void add_activity_command(CLI::App& app);
+
+}  // namespace team::cli

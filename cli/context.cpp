@@ -1,0 +1,50 @@
+#include "cli/context.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "state/home.hpp"
+
+namespace team::cli {
+
+namespace {
+// The action of the subcommand that was selected on the command line.
+Action g_selected;
+}  // namespace
+
+Action& selected_action() { return g_selected; }
+
+CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& description,
+                      Action action) {
+    CLI::App* sub = parent.add_subcommand(name, description);
+    sub->callback([action = std::move(action)] { g_selected = action; });
+    return sub;
+}
+
+Store& Context::store() {
+    if (!store_) {
+        auto home = resolve_home(options_.home);
+        ensure_home(home);
+        store_ = std::make_unique<Store>(home);
+    }
+    return *store_;
+}
+
+Teams& Context::teams() {
+    if (!teams_) teams_ = std::make_unique<Teams>(store(), clock_);
+    return *teams_;
+}
+
+TeamRecord Context::team(const std::optional<std::string>& positional) {
+    if (positional) return teams().find(*positional);
+    if (options_.team) return teams().find(*options_.team);
+    if (options_.as) {
+        if (auto at = options_.as->find('@'); at != std::string::npos) {
+            return teams().find(options_.as->substr(at + 1));
+        }
+    }
+    return teams().resolve(std::nullopt);
+}
+
+Caller Context::caller(const TeamRecord& team) { return teams().resolve_caller(team, options_.as); }
+
+}  // namespace team::cli

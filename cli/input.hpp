@@ -1,0 +1,13 @@
+// Free-text arguments: a value of "-" means "read it from standard input", since Linux refuses
+// a single argument longer than 128 KiB and texts may be up to 1 MiB (SPEC 5).
+#pragma once
+
+#include <string>
+
+namespace team::cli {
+
+// `value` itself, or all of stdin when it is "-" (at most 1 MiB + 1 byte is read, so the core
+// can refuse what is longer without this holding an unbounded input in memory).
+std::string text_argument(const std::string& value);
+
+}  // namespace team::cli

@@ -1,0 +1,3 @@
+#include "cli/app.hpp"
+
+int main(int argc, char** argv) { return team::cli::run(argc, argv); }

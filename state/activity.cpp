@@ -1,0 +1,50 @@
+#include "state/activity.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+namespace team {
+
+void append_activity(SQLite::Database& db, std::int64_t team_id, EpochMs at,
+                     const std::string& actor, const std::string& type,
+                     const nlohmann::json& details) {
+    SQLite::Statement insert(
+        db, "INSERT INTO activity (team_id, at, actor, type, details) VALUES (?, ?, ?, ?, ?)");
+    insert.bind(1, team_id);
+    insert.bind(2, at);
+    insert.bind(3, actor);
+    insert.bind(4, type);
+    insert.bind(5, details.dump());
+    insert.exec();
+}
+
+std::vector<ActivityEntry> list_activity(SQLite::Database& db, std::int64_t team_id,
+                                         const ActivityQuery& query) {
+    std::string sql =
+        "SELECT id, at, actor, type, details FROM activity WHERE team_id = ? AND id > ?";
+    if (query.type) sql += " AND type = ?";
+    sql += " ORDER BY id LIMIT ?";
+    SQLite::Statement select(db, sql);
+    int i = 1;
+    select.bind(i++, team_id);
+    select.bind(i++, query.since_id);
+    if (query.type) select.bind(i++, *query.type);
+    select.bind(i++, query.limit.value_or(-1));
+    std::vector<ActivityEntry> entries;
+    while (select.executeStep()) {
+        ActivityEntry e;
+        e.id = select.getColumn(0).getInt64();
+        e.at = select.getColumn(1).getInt64();
+        e.actor = select.getColumn(2).getString();
+        e.type = select.getColumn(3).getString();
+        e.details = nlohmann::json::parse(select.getColumn(4).getString(), nullptr, false);
+        entries.push_back(std::move(e));
+    }
+    return entries;
+}
+
+nlohmann::json to_json(const ActivityEntry& e) {
+    return {{"id", e.id}, {"at", iso8601(e.at)}, {"actor", e.actor}, {"type", e.type},
+            {"details", e.details}};
+}
+
+}  // namespace team

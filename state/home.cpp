@@ -1,0 +1,62 @@
+#include "state/home.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/error.hpp"
+
+namespace team {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return std::string(v);
+}
+
+}  // namespace
+
+fs::path resolve_home(const std::optional<std::string>& flag) {
+    fs::path home;
+    if (flag && !flag->empty()) {
+        home = *flag;
+    } else if (auto v = env("TEAM_HOME")) {
+        home = *v;
+    } else if (auto xdg = env("XDG_STATE_HOME")) {
+        home = fs::path(*xdg) / "team";
+    } else if (auto h = env("HOME")) {
+        home = fs::path(*h) / ".local" / "state" / "team";
+    } else {
+        throw usage_error("cannot find a home for team's state: set --home or TEAM_HOME");
+    }
+    if (home.is_relative()) home = fs::absolute(home);
+    return home.lexically_normal();
+}
+
+void ensure_home(const fs::path& home) {
+    struct stat st {};
+    if (::stat(home.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) throw failed("home " + quote(home.string()) + " is not a directory");
+        return;
+    }
+    // Create missing parents 0700 as well (XDG asks that of ~/.local/state), then the home.
+    fs::path partial;
+    for (const auto& part : home) {
+        partial /= part;
+        if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+            throw failed("cannot create home " + quote(home.string()) + ": " + std::strerror(errno));
+        }
+    }
+    // mkdir applies the umask; the home itself must be exactly 0700.
+    if (::chmod(home.c_str(), 0700) != 0) {
+        throw failed("cannot set permissions on " + quote(home.string()) + ": " + std::strerror(errno));
+    }
+}
+
+}  // namespace team

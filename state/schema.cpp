@@ -1,0 +1,92 @@
+#include "state/schema.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <string>
+
+#include "base/error.hpp"
+
+namespace team {
+
+namespace {
+
+// Migration N (1-based) brings a database from version N-1 to N.
+const char* const kMigrations[] = {
+    // 1: teams, their members (the leader is one) and the activity log.
+    R"sql(
+CREATE TABLE teams (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL,
+    description  TEXT NOT NULL DEFAULT '',
+    cwd          TEXT NOT NULL,
+    leader       TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'dissolved')),
+    created_at   INTEGER NOT NULL,
+    dissolved_at INTEGER
+);
+-- One live team per name; a dissolved team's name can be taken again.
+CREATE UNIQUE INDEX teams_live_name ON teams(name) WHERE status = 'active';
+
+CREATE TABLE agents (
+    id             INTEGER PRIMARY KEY,
+    team_id        INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    name           TEXT NOT NULL,
+    role           TEXT NOT NULL DEFAULT '',
+    is_leader      INTEGER NOT NULL DEFAULT 0,
+    status         TEXT NOT NULL
+                   CHECK (status IN ('spawning', 'active', 'shutting_down', 'terminated')),
+    pane_id        TEXT,
+    pid            INTEGER,
+    pid_start_time INTEGER,
+    color          TEXT,
+    command        TEXT NOT NULL DEFAULT '[]',
+    cwd            TEXT,
+    created_at     INTEGER NOT NULL,
+    terminated_at  INTEGER,
+    exit_code      INTEGER,
+    signal         TEXT,
+    exit_reason    TEXT CHECK (exit_reason IN ('confirmed', 'force_killed', 'exited', 'lost'))
+);
+-- A name can be reused once its agent is terminated; history stays.
+CREATE UNIQUE INDEX agents_live_name ON agents(team_id, name) WHERE status <> 'terminated';
+CREATE INDEX agents_team ON agents(team_id, status);
+
+CREATE TABLE activity (
+    id       INTEGER PRIMARY KEY,
+    team_id  INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    at       INTEGER NOT NULL,
+    actor    TEXT NOT NULL,
+    type     TEXT NOT NULL,
+    details  TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX activity_team ON activity(team_id, id);
+)sql",
+};
+
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
+              "kSchemaVersion must equal the number of migrations");
+
+}  // namespace
+
+int schema_version(SQLite::Database& db) {
+    return db.execAndGet("PRAGMA user_version").getInt();
+}
+
+void migrate(SQLite::Database& db, int target) {
+    int version = schema_version(db);
+    if (version > kSchemaVersion) {
+        throw refused("the database was written by a newer version of team (schema " +
+                      std::to_string(version) + ", this program knows up to " +
+                      std::to_string(kSchemaVersion) + "); it was left untouched: upgrade team");
+    }
+    for (int next = version + 1; next <= target; ++next) {
+        SQLite::Transaction tx(db, SQLite::TransactionBehavior::EXCLUSIVE);
+        // Re-read inside the transaction: another process may have migrated meanwhile.
+        if (schema_version(db) >= next) continue;
+        db.exec(kMigrations[next - 1]);
+        db.exec("PRAGMA user_version = " + std::to_string(next));
+        tx.commit();
+    }
+}
+
+}  // namespace team

@@ -1,0 +1,99 @@
+#include "state/store.hpp"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <SQLiteCpp/Exception.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/error.hpp"
+#include "state/schema.hpp"
+
+namespace team {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// SQLite creates the database with the umask's permissions; make the file first, 0600, so it
+// (and the -wal and -shm files, which copy its mode) are private whatever the umask.
+void create_private_file(const fs::path& path) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        throw failed("cannot open the database " + quote(path.string()) + ": " +
+                     std::strerror(errno));
+    }
+    ::close(fd);
+}
+
+// Serialises first-time set-up (WAL mode, migrations) between processes that open a new home
+// at the same moment. Only taken when the schema is not current, so it costs nothing later.
+class InitLock {
+public:
+    explicit InitLock(const fs::path& path)
+        : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+        if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0) {
+            throw failed("cannot lock " + quote(path.string()) + ": " + std::strerror(errno));
+        }
+    }
+    ~InitLock() { ::close(fd_); }
+    InitLock(const InitLock&) = delete;
+    InitLock& operator=(const InitLock&) = delete;
+
+private:
+    int fd_;
+};
+
+}  // namespace
+
+Store::Store(const fs::path& home) : home_(home) {
+    fs::path path = db_path();
+    create_private_file(path);
+    db_ = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE);
+    db_->exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs));
+    // Leave the WAL to the automatic checkpoints: a checkpoint (and its fsync) at the close of
+    // every short-lived command would double the cost of each one.
+    sqlite3_db_config(db_->getHandle(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    db_->exec("PRAGMA foreign_keys = ON");
+    // FULL: a commit is on disk when it returns (SPEC 2: nothing reported done is lost).
+    db_->exec("PRAGMA synchronous = FULL");
+    int version = schema_version(*db_);
+    if (version == kSchemaVersion) return;
+    if (version > kSchemaVersion) migrate(*db_);  // throws, touching nothing
+    InitLock lock(home_ / "team.db.init.lock");
+    if (schema_version(*db_) == kSchemaVersion) return;
+    db_->exec("PRAGMA journal_mode = WAL");
+    migrate(*db_);
+}
+
+void rethrow_store_error(const std::exception& e) {
+    if (auto* error = dynamic_cast<const Error*>(&e)) throw *error;
+    if (auto* sql = dynamic_cast<const SQLite::Exception*>(&e)) {
+        switch (sql->getErrorCode()) {
+            case SQLITE_BUSY:
+            case SQLITE_LOCKED:
+                throw failed("the store is busy: another team command held it for more than " +
+                             std::to_string(Store::kBusyTimeoutMs / 1000) + "s; try again");
+            case SQLITE_READONLY:
+            case SQLITE_CANTOPEN:
+            case SQLITE_PERM:
+                throw failed(std::string("cannot write the store (is the home read-only?): ") +
+                             sql->what());
+            case SQLITE_FULL:
+                throw failed("the disk is full: nothing was changed");
+            case SQLITE_CORRUPT:
+            case SQLITE_NOTADB:
+                throw failed(std::string("the store is damaged or not a team database: ") +
+                             sql->what());
+            default:
+                throw failed(std::string("store error: ") + sql->what());
+        }
+    }
+    throw failed(e.what());
+}
+
+}  // namespace team

@@ -1,0 +1,277 @@
+#include "team/teams.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sys/stat.h>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "state/activity.hpp"
+#include "state/team_lock.hpp"
+
+namespace team {
+
+namespace {
+
+constexpr size_t kMaxText = 1 << 20;  // 1 MiB, as for message texts (SPEC 5)
+
+const char* const kTeamColumns = R"sql(
+    t.id, t.name, t.description, t.cwd, t.leader, t.status, t.created_at, t.dissolved_at,
+    (SELECT count(*) FROM agents a WHERE a.team_id = t.id AND NOT a.is_leader
+                                     AND a.status <> 'terminated'),
+    (SELECT count(*) FROM agents a WHERE a.team_id = t.id AND NOT a.is_leader)
+)sql";
+
+TeamRecord read_team(SQLite::Statement& row) {
+    TeamRecord t;
+    t.id = row.getColumn(0).getInt64();
+    t.name = row.getColumn(1).getString();
+    t.description = row.getColumn(2).getString();
+    t.cwd = row.getColumn(3).getString();
+    t.leader = row.getColumn(4).getString();
+    t.status = row.getColumn(5).getString();
+    t.created_at = row.getColumn(6).getInt64();
+    if (!row.getColumn(7).isNull()) t.dissolved_at = row.getColumn(7).getInt64();
+    t.live_agents = row.getColumn(8).getInt();
+    t.total_agents = row.getColumn(9).getInt();
+    return t;
+}
+
+template <class T>
+std::optional<T> optional_column(const SQLite::Column& c) {
+    if (c.isNull()) return std::nullopt;
+    if constexpr (std::is_same_v<T, std::string>) {
+        return c.getString();
+    } else {
+        return static_cast<T>(c.getInt64());
+    }
+}
+
+AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
+    AgentRecord a;
+    a.id = row.getColumn(0).getInt64();
+    a.name = row.getColumn(1).getString();
+    a.team = team;
+    a.role = row.getColumn(2).getString();
+    a.is_leader = row.getColumn(3).getInt() != 0;
+    a.status = row.getColumn(4).getString();
+    a.pane_id = optional_column<std::string>(row.getColumn(5));
+    a.pid = optional_column<std::int64_t>(row.getColumn(6));
+    a.color = optional_column<std::string>(row.getColumn(7));
+    a.command = nlohmann::json::parse(row.getColumn(8).getString(), nullptr, false);
+    a.cwd = optional_column<std::string>(row.getColumn(9));
+    a.created_at = row.getColumn(10).getInt64();
+    a.terminated_at = optional_column<EpochMs>(row.getColumn(11));
+    a.exit_code = optional_column<int>(row.getColumn(12));
+    a.signal = optional_column<std::string>(row.getColumn(13));
+    a.exit_reason = optional_column<std::string>(row.getColumn(14));
+    return a;
+}
+
+const char* const kAgentColumns = R"sql(
+    id, name, role, is_leader, status, pane_id, pid, color, command, cwd, created_at,
+    terminated_at, exit_code, signal, exit_reason
+)sql";
+
+std::vector<std::string> team_names(SQLite::Database& db) {
+    SQLite::Statement names(db, "SELECT DISTINCT name FROM teams ORDER BY name");
+    std::vector<std::string> out;
+    while (names.executeStep()) out.push_back(names.getColumn(0).getString());
+    return out;
+}
+
+template <class T>
+nlohmann::json or_null(const std::optional<T>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const TeamRecord& t) {
+    return {{"name", t.name},
+            {"description", t.description},
+            {"cwd", t.cwd},
+            {"leader", t.leader_id()},
+            {"status", t.status},
+            {"liveAgents", t.live_agents},
+            {"totalAgents", t.total_agents},
+            {"createdAt", iso8601(t.created_at)},
+            {"dissolvedAt", t.dissolved_at ? nlohmann::json(iso8601(*t.dissolved_at)) : nullptr}};
+}
+
+nlohmann::json to_json(const AgentRecord& a) {
+    return {{"agentId", a.id_string()},
+            {"name", a.name},
+            {"team", a.team},
+            {"role", a.role},
+            {"status", a.status},
+            {"paneId", or_null(a.pane_id)},
+            {"pid", or_null(a.pid)},
+            {"color", or_null(a.color)},
+            {"command", a.command},
+            {"cwd", or_null(a.cwd)},
+            {"createdAt", iso8601(a.created_at)},
+            {"terminatedAt", a.terminated_at ? nlohmann::json(iso8601(*a.terminated_at)) : nullptr},
+            {"exitCode", or_null(a.exit_code)},
+            {"signal", or_null(a.signal)},
+            {"exitReason", or_null(a.exit_reason)}};
+}
+
+TeamRecord Teams::create(const CreateRequest& request) {
+    check_name(request.name, "team name");
+    check_name(request.leader, "leader name");
+    if (request.description.size() > kMaxText) {
+        throw usage_error("the description is longer than 1 MiB");
+    }
+    struct stat st {};
+    if (::stat(request.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        throw usage_error("--cwd " + quote(request.cwd) + " is not an existing directory");
+    }
+    std::string cwd = std::filesystem::canonical(request.cwd).string();
+    EpochMs now = clock_.now();
+
+    std::int64_t id = store_.write([&] {
+        auto& db = store_.db();
+        SQLite::Statement exists(db, "SELECT 1 FROM teams WHERE name = ? AND status = 'active'");
+        exists.bind(1, request.name);
+        if (exists.executeStep()) {
+            throw refused("team " + quote(request.name) + " already exists");
+        }
+        SQLite::Statement insert(db, R"sql(
+            INSERT INTO teams (name, description, cwd, leader, created_at) VALUES (?, ?, ?, ?, ?)
+        )sql");
+        insert.bind(1, request.name);
+        insert.bind(2, request.description);
+        insert.bind(3, cwd);
+        insert.bind(4, request.leader);
+        insert.bind(5, now);
+        insert.exec();
+        std::int64_t team_id = db.getLastInsertRowid();
+        SQLite::Statement leader(db, R"sql(
+            INSERT INTO agents (team_id, name, role, is_leader, status, cwd, created_at)
+            VALUES (?, ?, 'leader', 1, 'active', ?, ?)
+        )sql");
+        leader.bind(1, team_id);
+        leader.bind(2, request.leader);
+        leader.bind(3, cwd);
+        leader.bind(4, now);
+        leader.exec();
+        append_activity(db, team_id, now, request.leader + "@" + request.name, "team_created",
+                        {{"description", request.description}, {"cwd", cwd},
+                         {"leader", request.leader + "@" + request.name}});
+        return team_id;
+    });
+
+    TeamRecord t;
+    t.id = id;
+    t.name = request.name;
+    t.description = request.description;
+    t.cwd = cwd;
+    t.leader = request.leader;
+    t.status = "active";
+    t.created_at = now;
+    return t;
+}
+
+TeamRecord Teams::find(const std::string& name) {
+    check_name(name, "team name");
+    auto& db = store_.db();
+    SQLite::Statement select(db, std::string("SELECT ") + kTeamColumns + R"sql(
+        FROM teams t WHERE t.name = ? ORDER BY t.status = 'active' DESC, t.id DESC LIMIT 1
+    )sql");
+    select.bind(1, name);
+    if (select.executeStep()) return read_team(select);
+    auto names = team_names(db);
+    throw not_found("team " + quote(name) + " not found" + did_you_mean(name, names));
+}
+
+TeamRecord Teams::resolve(const std::optional<std::string>& name) {
+    if (name) return find(*name);
+    auto live = list(false);
+    if (live.size() == 1) return live.front();
+    if (live.empty()) {
+        throw usage_error("no team given, and there is no team yet: create one with 'team create NAME'");
+    }
+    std::string names;
+    for (const auto& t : live) names += (names.empty() ? "" : ", ") + t.name;
+    throw usage_error("no team given, and there are " + std::to_string(live.size()) +
+                      " teams (" + names + "): name one with --team NAME or TEAM_NAME");
+}
+
+std::vector<TeamRecord> Teams::list(bool include_dissolved) {
+    std::string sql = std::string("SELECT ") + kTeamColumns + " FROM teams t";
+    if (!include_dissolved) sql += " WHERE t.status = 'active'";
+    sql += " ORDER BY t.id";
+    SQLite::Statement select(store_.db(), sql);
+    std::vector<TeamRecord> teams;
+    while (select.executeStep()) teams.push_back(read_team(select));
+    return teams;
+}
+
+TeamStatus Teams::status(const TeamRecord& team) {
+    TeamStatus status{team, {}};
+    SQLite::Statement select(store_.db(), std::string("SELECT ") + kAgentColumns + R"sql(
+        FROM agents WHERE team_id = ? AND NOT is_leader AND status <> 'terminated' ORDER BY id
+    )sql");
+    select.bind(1, team.id);
+    while (select.executeStep()) status.agents.push_back(read_agent(select, team.name));
+    return status;
+}
+
+void Teams::remove(const TeamRecord& team, const Caller& caller) {
+    require_leader(caller, "delete the team");
+    TeamLock lock(store_.home(), team.name);
+    store_.write([&] {
+        auto& db = store_.db();
+        SQLite::Statement live(db, R"sql(
+            SELECT count(*) FROM agents WHERE team_id = ? AND NOT is_leader
+                                          AND status <> 'terminated'
+        )sql");
+        live.bind(1, team.id);
+        live.executeStep();
+        int n = live.getColumn(0).getInt();
+        if (n > 0) {
+            throw refused("team " + quote(team.name) + " has " + std::to_string(n) +
+                          " live agent" + (n == 1 ? "" : "s") +
+                          "; stop them first with 'team teardown " + team.name + "'");
+        }
+        SQLite::Statement del(db, "DELETE FROM teams WHERE id = ?");
+        del.bind(1, team.id);
+        if (del.exec() == 0) throw not_found("team " + quote(team.name) + " not found");
+    });
+}
+
+Caller Teams::resolve_caller(const TeamRecord& team, const std::optional<std::string>& as) {
+    if (!as || as->empty()) return Caller{team.leader, team.name, true};
+    std::string name = *as;
+    if (auto at = name.find('@'); at != std::string::npos) {
+        std::string team_part = name.substr(at + 1);
+        name = name.substr(0, at);
+        if (team_part != team.name) {
+            throw usage_error("caller " + quote(*as) + " belongs to team " + quote(team_part) +
+                              ", but this command acts on team " + quote(team.name));
+        }
+    }
+    check_name(name, "agent name");
+    SQLite::Statement select(store_.db(), R"sql(
+        SELECT is_leader FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
+    )sql");
+    select.bind(1, team.id);
+    select.bind(2, name);
+    if (select.executeStep()) return Caller{name, team.name, select.getColumn(0).getInt() != 0};
+
+    SQLite::Statement names(store_.db(),
+                            "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");
+    names.bind(1, team.id);
+    std::vector<std::string> candidates;
+    while (names.executeStep()) candidates.push_back(names.getColumn(0).getString());
+    throw not_found("caller " + quote(name) + " is not a live member of team " +
+                    quote(team.name) + did_you_mean(name, candidates));
+}
+
+void require_leader(const Caller& caller, const std::string& action) {
+    if (!caller.is_leader) {
+        throw refused("only the team leader can " + action + " (you are " + quote(caller.id()) + ")");
+    }
+}
+
+}  // namespace team

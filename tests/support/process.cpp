@@ -1,0 +1,163 @@
+#include "tests/support/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace team::test {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/team-test-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) FAIL("mkdtemp: " << std::strerror(errno));
+    path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    // A test may have made parts read-only; make them writable again before removing.
+    for (auto it = fs::recursive_directory_iterator(path_, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+    }
+    fs::remove_all(path_, ec);
+}
+
+nlohmann::json RunResult::json() const {
+    auto doc = nlohmann::json::parse(out, nullptr, false);
+    if (doc.is_discarded()) FAIL("stdout is not one JSON document: [" << out << "] stderr: " << err);
+    return doc;
+}
+
+std::map<std::string, std::string> clean_env(const std::map<std::string, std::string>& extra) {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        std::string kv = *e;
+        auto eq = kv.find('=');
+        if (eq == std::string::npos) continue;
+        std::string key = kv.substr(0, eq);
+        if (key.rfind("TEAM_", 0) == 0 || key == "TMUX" || key == "TMUX_PANE") continue;
+        env[key] = kv.substr(eq + 1);
+    }
+    for (const auto& [k, v] : extra) env[k] = v;
+    return env;
+}
+
+Child::Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+             const std::string& input) {
+    int out[2], err[2], in[2];
+    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+    std::vector<std::string> env_strings;
+    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+    std::vector<char*> cargv, cenv;
+    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    for (auto& e : env_strings) cenv.push_back(e.data());
+    cenv.push_back(nullptr);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+        ::dup2(in[0], 0);
+        ::dup2(out[1], 1);
+        ::dup2(err[1], 2);
+        ::execve(cargv[0], cargv.data(), cenv.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    ::close(in[0]);
+    // Fed from a thread: an input larger than the pipe buffer must not block the start.
+    input_writer_ = std::thread([fd = in[1], input] {
+        size_t done = 0;
+        while (done < input.size()) {
+            ssize_t n = ::write(fd, input.data() + done, input.size() - done);
+            if (n <= 0) break;
+            done += static_cast<size_t>(n);
+        }
+        ::close(fd);
+    });
+    out_fd_ = out[0];
+    err_fd_ = err[0];
+}
+
+Child::Child(Child&& other) noexcept
+    : pid_(other.pid_),
+      input_writer_(std::move(other.input_writer_)),
+      out_fd_(other.out_fd_),
+      err_fd_(other.err_fd_) {
+    other.pid_ = -1;
+    other.out_fd_ = other.err_fd_ = -1;
+}
+
+Child::~Child() {
+    if (pid_ > 0) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    if (input_writer_.joinable()) input_writer_.join();
+    if (out_fd_ >= 0) ::close(out_fd_);
+    if (err_fd_ >= 0) ::close(err_fd_);
+}
+
+RunResult Child::wait() {
+    RunResult r;
+    pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+    std::string* sinks[2] = {&r.out, &r.err};
+    int open_fds = 2;
+    char buf[65536];
+    while (open_fds > 0) {
+        if (::poll(fds, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+            ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                sinks[i]->append(buf, static_cast<size_t>(n));
+            } else if (n == 0 || errno != EINTR) {
+                fds[i].fd = -1;
+                --open_fds;
+            }
+        }
+    }
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (input_writer_.joinable()) input_writer_.join();
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+std::string team_binary() { return TEAM_BINARY; }
+
+TeamEnv::TeamEnv() : home_(tmp_.path() / "home") {}
+
+RunResult TeamEnv::run(const std::vector<std::string>& args,
+                       const std::map<std::string, std::string>& extra_env) const {
+    return start(args, extra_env, "").wait();
+}
+
+Child TeamEnv::start(const std::vector<std::string>& args,
+                     const std::map<std::string, std::string>& extra_env,
+                     const std::string& input) const {
+    std::vector<std::string> argv{team_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto env = clean_env(extra_env);
+    if (!env.count("TEAM_HOME")) env["TEAM_HOME"] = home_.string();
+    return Child(argv, env, input);
+}
+
+}  // namespace team::test

@@ -1,0 +1,96 @@
+// The migration harness: a database of every older schema version, with data in it, is brought
+// to the current version by opening a Store, and keeps its data. A newer one is refused untouched.
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "state/schema.hpp"
+#include "state/store.hpp"
+#include "tests/support/process.hpp"
+
+using namespace team;
+using team::test::TempDir;
+
+namespace {
+
+std::string file_bytes(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Puts rows into a database of schema `version` that every later version must keep.
+void seed(SQLite::Database& db, int version) {
+    if (version >= 1) {
+        db.exec(R"sql(
+            INSERT INTO teams (id, name, cwd, leader, created_at) VALUES (1, 'web', '/', 'lead', 5);
+            INSERT INTO agents (team_id, name, is_leader, status, created_at)
+                VALUES (1, 'lead', 1, 'active', 5);
+            INSERT INTO activity (team_id, at, actor, type) VALUES (1, 5, 'lead@web', 'team_created');
+        )sql");
+    }
+}
+
+void check_seed_kept(SQLite::Database& db, int version) {
+    if (version >= 1) {
+        CHECK(db.execAndGet("SELECT name FROM teams WHERE id = 1").getString() == "web");
+        CHECK(db.execAndGet("SELECT count(*) FROM agents").getInt() == 1);
+        CHECK(db.execAndGet("SELECT type FROM activity").getString() == "team_created");
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every older schema version migrates to the current one, data kept", "[schema]") {
+    for (int from = 0; from < kSchemaVersion; ++from) {
+        DYNAMIC_SECTION("from version " << from) {
+            TempDir tmp;
+            {
+                SQLite::Database db((tmp.path() / "team.db").string(),
+                                    SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+                db.exec("PRAGMA journal_mode = WAL");
+                migrate(db, from);
+                REQUIRE(schema_version(db) == from);
+                seed(db, from);
+            }
+            Store store(tmp.path());
+            CHECK(schema_version(store.db()) == kSchemaVersion);
+            CHECK(store.db().execAndGet("PRAGMA integrity_check").getString() == "ok");
+            SQLite::Statement fk(store.db(), "PRAGMA foreign_key_check");
+            CHECK_FALSE(fk.executeStep());
+            check_seed_kept(store.db(), from);
+        }
+    }
+}
+
+TEST_CASE("migrating twice changes nothing", "[schema]") {
+    TempDir tmp;
+    { Store store(tmp.path()); }
+    Store again(tmp.path());
+    CHECK(schema_version(again.db()) == kSchemaVersion);
+    migrate(again.db());
+    CHECK(schema_version(again.db()) == kSchemaVersion);
+}
+
+TEST_CASE("a database newer than the program is refused and left untouched", "[schema]") {
+    TempDir tmp;
+    auto path = tmp.path() / "team.db";
+    {
+        Store store(tmp.path());
+        store.db().exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
+        store.db().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    std::string before = file_bytes(path);
+    try {
+        Store store(tmp.path());
+        FAIL("opened");
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::refused);
+        CHECK_THAT(e.what(), Catch::Contains("newer version of team"));
+    }
+    CHECK(file_bytes(path) == before);
+}

@@ -1,0 +1,137 @@
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "base/error.hpp"
+#include "state/home.hpp"
+#include "state/store.hpp"
+#include "tests/support/fork.hpp"
+#include "tests/support/process.hpp"
+
+using namespace team;
+using team::test::TempDir;
+
+namespace {
+int mode_of(const std::filesystem::path& p) {
+    struct stat st {};
+    REQUIRE(::stat(p.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+}
+}  // namespace
+
+TEST_CASE("a new home is 0700 and its database 0600, whatever the umask", "[store]") {
+    TempDir tmp;
+    auto home = tmp.path() / "a" / "b" / "home";
+    mode_t old = ::umask(0);
+    ensure_home(home);
+    {
+        Store store(home);
+        store.write([&] { store.db().exec("CREATE TABLE t (x)"); });
+    }
+    ::umask(old);
+    CHECK(mode_of(home) == 0700);
+    CHECK(mode_of(tmp.path() / "a") == 0700);
+    CHECK(mode_of(home / "team.db") == 0600);
+    for (const char* extra : {"team.db-wal", "team.db-shm"}) {
+        if (std::filesystem::exists(home / extra)) CHECK(mode_of(home / extra) == 0600);
+    }
+}
+
+TEST_CASE("a home that is a file is a clear error", "[store]") {
+    TempDir tmp;
+    auto file = tmp.path() / "file";
+    { std::ofstream(file) << "x"; }
+    CHECK_THROWS_WITH(ensure_home(file), Catch::Contains("is not a directory"));
+}
+
+TEST_CASE("every connection has WAL, a busy timeout, foreign keys and full sync", "[store]") {
+    TempDir tmp;
+    Store store(tmp.path());
+    auto& db = store.db();
+    CHECK(db.execAndGet("PRAGMA journal_mode").getString() == "wal");
+    CHECK(db.execAndGet("PRAGMA busy_timeout").getInt() == Store::kBusyTimeoutMs);
+    CHECK(db.execAndGet("PRAGMA foreign_keys").getInt() == 1);
+    CHECK(db.execAndGet("PRAGMA synchronous").getInt() == 2);  // FULL
+}
+
+TEST_CASE("a write that throws leaves nothing behind", "[store]") {
+    TempDir tmp;
+    Store store(tmp.path());
+    store.write([&] { store.db().exec("CREATE TABLE t (x INTEGER)"); });
+    CHECK_THROWS_AS(store.write([&] {
+        store.db().exec("INSERT INTO t VALUES (1)");
+        throw refused("no");
+    }),
+                    Error);
+    CHECK(store.db().execAndGet("SELECT count(*) FROM t").getInt() == 0);
+    CHECK(store.write([&] { return store.db().exec("INSERT INTO t VALUES (2)"); }) == 1);
+    CHECK(store.db().execAndGet("SELECT count(*) FROM t").getInt() == 1);
+}
+
+TEST_CASE("read-check-writes from many processes lose no update and never see 'locked'",
+          "[store][concurrency]") {
+    TempDir tmp;
+    {
+        Store store(tmp.path());
+        store.db().exec("CREATE TABLE counter (n INTEGER); INSERT INTO counter VALUES (0)");
+    }
+    constexpr int kProcesses = 8, kIncrements = 50;
+    auto codes = team::test::run_in_children(kProcesses, [&](int) {
+        Store store(tmp.path());
+        for (int i = 0; i < kIncrements; ++i) {
+            store.write([&] {
+                int n = store.db().execAndGet("SELECT n FROM counter").getInt();
+                SQLite::Statement up(store.db(), "UPDATE counter SET n = ?");
+                up.bind(1, n + 1);
+                up.exec();
+            });
+        }
+        return 0;
+    });
+    for (int code : codes) CHECK(code == 0);
+    Store store(tmp.path());
+    CHECK(store.db().execAndGet("SELECT n FROM counter").getInt() == kProcesses * kIncrements);
+}
+
+TEST_CASE("many processes opening a new home at once all succeed", "[store][concurrency]") {
+    TempDir tmp;
+    auto codes = team::test::run_in_children(8, [&](int i) {
+        Store store(tmp.path());
+        store.write([&] {
+            SQLite::Statement insert(store.db(),
+                                     "INSERT INTO teams (name, cwd, leader, created_at) "
+                                     "VALUES (?, '/', 'leader', 0)");
+            insert.bind(1, "t" + std::to_string(i));
+            insert.exec();
+        });
+        return 0;
+    });
+    for (int code : codes) CHECK(code == 0);
+    Store store(tmp.path());
+    CHECK(store.db().execAndGet("SELECT count(*) FROM teams").getInt() == 8);
+}
+
+TEST_CASE("SQLite errors become clear errors of SPEC 1.4", "[store]") {
+    auto as_error = [](const std::exception& e) {
+        try {
+            rethrow_store_error(e);
+        } catch (const Error& error) {
+            return error;
+        }
+        FAIL("not rethrown");
+        return Error(ErrorCode::failed, "");
+    };
+    TempDir tmp;
+    Store store(tmp.path());
+    try {
+        store.db().exec("SELECT * FROM no_such_table");
+        FAIL("no error");
+    } catch (const SQLite::Exception& e) {
+        auto error = as_error(e);
+        CHECK(error.code() == ErrorCode::failed);
+        CHECK_THAT(error.what(), Catch::Contains("no_such_table"));
+    }
+    CHECK(as_error(refused("kept")).code() == ErrorCode::refused);
+}

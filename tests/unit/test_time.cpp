@@ -1,0 +1,28 @@
+#include <catch2/catch.hpp>
+
+#include "base/time.hpp"
+
+using namespace team;
+
+TEST_CASE("times are ISO-8601 UTC with milliseconds", "[time]") {
+    CHECK(iso8601(0) == "1970-01-01T00:00:00.000Z");
+    CHECK(iso8601(1795341845123) == "2026-11-22T10:04:05.123Z");
+}
+
+TEST_CASE("relative times read as a person would say them", "[time]") {
+    EpochMs now = 1'000'000'000;
+    CHECK(relative_time(now, now) == "just now");
+    CHECK(relative_time(now - 42'000, now) == "42 s ago");
+    CHECK(relative_time(now - 5 * 60'000, now) == "5 min ago");
+    CHECK(relative_time(now - 3 * 3'600'000, now) == "3 h ago");
+    CHECK(relative_time(now - 86'400'000, now) == "1 day ago");
+    CHECK(relative_time(now - 3 * 86'400'000LL, now) == "3 days ago");
+    CHECK(relative_time(now + 5 * 60'000, now) == "in 5 min");
+}
+
+TEST_CASE("the system clock is close to time()", "[time]") {
+    SystemClock clock;
+    auto diff = clock.now() / 1000 - static_cast<EpochMs>(::time(nullptr));
+    CHECK(diff >= -1);
+    CHECK(diff <= 1);
+}
