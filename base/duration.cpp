@@ -17,7 +17,8 @@ Millis parse_duration(std::string_view text, std::string_view option) {
     if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
     size_t digits_start = i;
     bool seen_dot = false;
-    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || (text[i] == '.' && !seen_dot))) {
+    while (i < text.size() &&
+           ((text[i] >= '0' && text[i] <= '9') || (text[i] == '.' && !seen_dot))) {
         seen_dot = seen_dot || text[i] == '.';
         ++i;
     }
@@ -38,7 +39,8 @@ Millis parse_duration(std::string_view text, std::string_view option) {
     }
     double value = std::strtod(number.c_str(), nullptr) * scale;
     if (negative || value <= 0) throw bad("it must be more than zero");
-    if (!std::isfinite(value) || value > 30.0 * 24 * 3'600'000) throw bad("it is more than 30 days");
+    if (!std::isfinite(value) || value > 30.0 * 24 * 3'600'000)
+        throw bad("it is more than 30 days");
     auto ms = static_cast<long long>(std::llround(value));
     if (ms == 0) throw bad("it must be at least 1ms");
     return Millis(ms);

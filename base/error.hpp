@@ -19,39 +19,57 @@ enum class ErrorCode {
 
 inline int exit_code(ErrorCode code) {
     switch (code) {
-        case ErrorCode::failed: return 1;
-        case ErrorCode::usage: return 2;
-        case ErrorCode::not_found: return 3;
-        case ErrorCode::refused: return 4;
-        case ErrorCode::timeout: return 124;
+        case ErrorCode::failed:
+            return 1;
+        case ErrorCode::usage:
+            return 2;
+        case ErrorCode::not_found:
+            return 3;
+        case ErrorCode::refused:
+            return 4;
+        case ErrorCode::timeout:
+            return 124;
     }
     return 1;
 }
 
 inline std::string_view code_name(ErrorCode code) {
     switch (code) {
-        case ErrorCode::failed: return "failed";
-        case ErrorCode::usage: return "usage";
-        case ErrorCode::not_found: return "not_found";
-        case ErrorCode::refused: return "refused";
-        case ErrorCode::timeout: return "timeout";
+        case ErrorCode::failed:
+            return "failed";
+        case ErrorCode::usage:
+            return "usage";
+        case ErrorCode::not_found:
+            return "not_found";
+        case ErrorCode::refused:
+            return "refused";
+        case ErrorCode::timeout:
+            return "timeout";
     }
     return "failed";
 }
 
 class Error : public std::runtime_error {
-public:
+  public:
     Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
     ErrorCode code() const { return code_; }
 
-private:
+  private:
     ErrorCode code_;
 };
 
-inline Error usage_error(const std::string& m) { return Error(ErrorCode::usage, m); }
-inline Error not_found(const std::string& m) { return Error(ErrorCode::not_found, m); }
-inline Error refused(const std::string& m) { return Error(ErrorCode::refused, m); }
-inline Error failed(const std::string& m) { return Error(ErrorCode::failed, m); }
+inline Error usage_error(const std::string& m) {
+    return Error(ErrorCode::usage, m);
+}
+inline Error not_found(const std::string& m) {
+    return Error(ErrorCode::not_found, m);
+}
+inline Error refused(const std::string& m) {
+    return Error(ErrorCode::refused, m);
+}
+inline Error failed(const std::string& m) {
+    return Error(ErrorCode::failed, m);
+}
 
 // Quotes a user-supplied value for an error message: single quotes, with control characters
 // escaped and very long values shortened, so a hostile string cannot garble the terminal.

@@ -11,13 +11,13 @@ namespace team {
 using EpochMs = std::int64_t;
 
 class Clock {
-public:
+  public:
     virtual ~Clock() = default;
     virtual EpochMs now() const = 0;
 };
 
 class SystemClock final : public Clock {
-public:
+  public:
     EpochMs now() const override;
 };
 

@@ -36,8 +36,8 @@ std::optional<std::string> env(const char* name) {
 
 int report(const Error& e, bool json) {
     if (json) {
-        Output(true, false).print_json(
-            {{"success", false}, {"error", e.what()}, {"code", code_name(e.code())}});
+        Output(true, false)
+            .print_json({{"success", false}, {"error", e.what()}, {"code", code_name(e.code())}});
     } else {
         std::string text = std::string("team: error: ") + e.what() + "\n";
         std::fwrite(text.data(), 1, text.size(), stderr);
@@ -63,6 +63,17 @@ std::optional<std::string> command_word(int argc, char** argv) {
         return arg;
     }
     return std::nullopt;
+}
+
+// CLI11's messages, in the house style: lowercase, and pointing at the right help.
+std::string parse_error_message(const CLI::ParseError& e, const std::optional<std::string>& cmd) {
+    std::string what = e.what();
+    if (what == "A subcommand is required") what = "a command is required";
+    if (!what.empty() && what[0] >= 'A' && what[0] <= 'Z' &&
+        !(what.size() > 1 && what[1] >= 'A' && what[1] <= 'Z')) {
+        what[0] = static_cast<char>(what[0] - 'A' + 'a');
+    }
+    return what + " (see 'team " + (cmd ? *cmd + " " : "") + "--help')";
 }
 
 void check_command_word(const CLI::App& app, int argc, char** argv) {
@@ -140,14 +151,13 @@ int run(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
-    } catch (const CLI::RequiredError& e) {
+    } catch (const CLI::ParseError& e) {
         if (argc <= 1) {
             std::fputs(app.help().c_str(), stderr);
             return 2;
         }
-        return report(usage_error(e.what()), json_requested);
-    } catch (const CLI::ParseError& e) {
-        return report(usage_error(std::string(e.what()) + " (see 'team --help')"), json_requested);
+        return report(usage_error(parse_error_message(e, command_word(argc, argv))),
+                      json_requested);
     } catch (const Error& e) {
         return report(e, json_requested);
     }

@@ -1,8 +1,10 @@
 // team activity [--type TYPE] [--since ID] [--limit N] [--follow]
 #include <CLI/CLI.hpp>
 
+#include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
+#include "cli/input.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
 
@@ -59,13 +61,17 @@ int run(Context& ctx, const Options& o) {
                 out.print_json(to_json(e));
             } else {
                 auto r = row(e, ctx.clock().now());
-                out.line(r[0] + "  " + r[2] + "  " + out.bold(r[3]) + "  " + r[4]);
+                out.line(r[0] + "  " + iso8601(e.at) + "  " + r[2] + "  " + out.bold(r[3]) + "  " +
+                         r[4]);
             }
             query.since_id = e.id;
             ++printed;
         }
         if (o.limit > 0 && printed >= o.limit) return 0;
         watch.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+        if (!ctx.teams().exists(team)) {
+            throw not_found("team " + quote(team.name) + " was deleted while following it");
+        }
     }
 }
 
@@ -79,10 +85,10 @@ void add_activity_command(CLI::App& app) {
         ->type_name("TYPE");
     cmd->add_option("--since", o->since, "only entries after this id (a cursor)")
         ->type_name("ID")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0));
     cmd->add_option("--limit", o->limit, "at most N entries")
         ->type_name("N")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     cmd->add_flag("--follow", o->follow,
                   "keep printing entries as they arrive (JSON Lines with --json)");
     cmd->footer("Example: team activity --type team_created --json");

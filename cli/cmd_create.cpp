@@ -17,6 +17,12 @@ void add_create_command(CLI::App& app) {
     auto* cmd = add_command(app, "create", "make a team; the caller becomes its leader",
                             [request](Context& ctx) {
                                 request->description = text_argument(request->description);
+                                // The caller becomes the leader: --leader, else the name the
+                                // caller goes by (--as / TEAM_AGENT_ID), else "leader".
+                                if (request->leader.empty()) {
+                                    auto as = ctx.options().as.value_or("leader");
+                                    request->leader = as.substr(0, as.find('@'));
+                                }
                                 if (request->cwd.empty()) {
                                     request->cwd = std::filesystem::current_path().string();
                                 }
@@ -29,21 +35,24 @@ void add_create_command(CLI::App& app) {
                                 if (ctx.out().json()) {
                                     ctx.out().print_json(doc);
                                 } else {
-                                    ctx.out().line("created team " + quote(t.name) +
-                                                   " (leader " + t.leader_id() + ", cwd " +
-                                                   t.cwd + ")");
+                                    ctx.out().line("created team " + quote(t.name) + " (leader " +
+                                                   t.leader_id() + ", cwd " + t.cwd + ")");
                                 }
                                 return 0;
                             });
-    cmd->add_option("NAME", request->name, "the team's name: letters, digits, '_' and '-', at most 64")
+    cmd->add_option("NAME", request->name,
+                    "the team's name: letters, digits, '_' and '-', at most 64")
         ->required();
-    cmd->add_option("--description", request->description, "what the team is for ('-': read it from stdin)")
+    cmd->add_option("--description", request->description,
+                    "what the team is for ('-': read it from stdin)")
         ->type_name("TEXT");
     cmd->add_option("--cwd", request->cwd,
                     "the team's working directory, where agents start (default: the current "
                     "directory)")
         ->type_name("DIR");
-    cmd->add_option("--leader", request->leader, "the leader's member name (default: leader)")
+    cmd->add_option("--leader", request->leader,
+                    "the leader's member name (default: the caller's name from --as or "
+                    "TEAM_AGENT_ID, else leader)")
         ->type_name("NAME");
     cmd->footer("Example: team create web --description 'the web app' --cwd ~/src/web");
 }

@@ -34,8 +34,7 @@ void print_human(const Context& ctx, const TeamStatus& s) {
 void add_status_command(CLI::App& app) {
     auto name = std::make_shared<std::string>();
     auto* cmd = add_command(
-        app, "status", "the team, its leader and its live agents",
-        [name](Context& ctx) {
+        app, "status", "the team, its leader and its live agents", [name](Context& ctx) {
             TeamRecord team = ctx.team(name->empty() ? std::nullopt : std::optional(*name));
             TeamStatus s = ctx.teams().status(team);
             if (ctx.out().json()) {

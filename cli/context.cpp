@@ -11,7 +11,9 @@ namespace {
 Action g_selected;
 }  // namespace
 
-Action& selected_action() { return g_selected; }
+Action& selected_action() {
+    return g_selected;
+}
 
 CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& description,
                       Action action) {
@@ -34,7 +36,19 @@ Teams& Context::teams() {
     return *teams_;
 }
 
+bool Context::has_store() {
+    return store_ || std::filesystem::exists(resolve_home(options_.home) / "team.db");
+}
+
 TeamRecord Context::team(const std::optional<std::string>& positional) {
+    if (!has_store()) {
+        auto name = positional ? positional : options_.team;
+        if (!name && options_.as && options_.as->find('@') != std::string::npos) {
+            name = options_.as->substr(options_.as->find('@') + 1);
+        }
+        if (name) throw team_not_found(*name, {});
+        throw no_team_given({});
+    }
     if (positional) return teams().find(*positional);
     if (options_.team) return teams().find(*options_.team);
     if (options_.as) {
@@ -45,6 +59,8 @@ TeamRecord Context::team(const std::optional<std::string>& positional) {
     return teams().resolve(std::nullopt);
 }
 
-Caller Context::caller(const TeamRecord& team) { return teams().resolve_caller(team, options_.as); }
+Caller Context::caller(const TeamRecord& team) {
+    return teams().resolve_caller(team, options_.as);
+}
 
 }  // namespace team::cli

@@ -28,7 +28,7 @@ struct GlobalOptions {
 };
 
 class Context {
-public:
+  public:
     Context(GlobalOptions options, Output& out) : options_(std::move(options)), out_(out) {}
 
     const GlobalOptions& options() const { return options_; }
@@ -37,6 +37,9 @@ public:
 
     // Opened on first use, creating the home if needed.
     Store& store();
+    // Whether the home has a store yet. Commands that only read answer as for an empty home
+    // when it has none, rather than create one (a mistyped --home must not leave a directory).
+    bool has_store();
     Teams& teams();
 
     // The team named by `positional` (a command's own NAME argument) if given, else --team /
@@ -46,7 +49,7 @@ public:
     // Who runs this command, as a member of `team`.
     Caller caller(const TeamRecord& team);
 
-private:
+  private:
     GlobalOptions options_;
     Output& out_;
     SystemClock clock_;

@@ -6,6 +6,8 @@
 
 #include "base/error.hpp"
 
+#include <string>
+
 namespace team::cli {
 
 std::string text_argument(const std::string& value) {
@@ -22,7 +24,22 @@ std::string text_argument(const std::string& value) {
         }
         text.append(buf, static_cast<size_t>(n));
     }
+    if (!text.empty() && text.back() == '\n') text.pop_back();
     return text;
+}
+
+CLI::Validator whole_number(long long min) {
+    return CLI::Validator(
+        [min](std::string& value) -> std::string {
+            bool digits = !value.empty() && value.size() <= 18 &&
+                          value.find_first_not_of("0123456789") == std::string::npos;
+            if (!digits || std::stoll(value) < min) {
+                return "must be a whole number of at least " + std::to_string(min) + ", not " +
+                       quote(value);
+            }
+            return {};
+        },
+        "", "whole_number");
 }
 
 }  // namespace team::cli

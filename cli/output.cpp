@@ -7,7 +7,9 @@ namespace team::cli {
 
 namespace {
 
-bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+bool is_continuation(unsigned char c) {
+    return (c & 0xC0) == 0x80;
+}
 
 // Visible width: bytes that start a UTF-8 character, outside ESC [ ... m sequences.
 size_t visible_width(const std::string& s) {
@@ -77,11 +79,13 @@ void Table::print(const Output& out) const {
         }
     }
     auto render = [&](const std::vector<std::string>& row, bool header) {
+        size_t last = row.size();
+        while (last > 1 && row[last - 1].empty()) --last;  // no trailing blanks
         std::string line;
-        for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+        for (size_t i = 0; i < last && i < widths.size(); ++i) {
             std::string value = header ? out.bold(row[i]) : row[i];
             line += value;
-            if (i + 1 < row.size()) line += std::string(widths[i] - visible_width(row[i]) + 2, ' ');
+            if (i + 1 < last) line += std::string(widths[i] - visible_width(row[i]) + 2, ' ');
         }
         out.line(line);
     };

@@ -9,7 +9,7 @@
 namespace team::cli {
 
 class Output {
-public:
+  public:
     Output(bool json, bool color) : json_(json), color_(color) {}
 
     bool json() const { return json_; }
@@ -27,7 +27,7 @@ public:
     std::string red(const std::string& s) const { return paint("31", s); }
     std::string yellow(const std::string& s) const { return paint("33", s); }
 
-private:
+  private:
     std::string paint(const char* code, const std::string& s) const;
     bool json_;
     bool color_;
@@ -36,13 +36,13 @@ private:
 // Aligned columns. Cells may hold colour escapes; widths count what is visible. Control
 // characters in cells are shown escaped, so no value can break the layout.
 class Table {
-public:
+  public:
     explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
     void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
     bool empty() const { return rows_.empty(); }
     void print(const Output& out) const;
 
-private:
+  private:
     std::vector<std::string> headers_;
     std::vector<std::vector<std::string>> rows_;
 };

@@ -43,7 +43,10 @@ std::vector<ActivityEntry> list_activity(SQLite::Database& db, std::int64_t team
 }
 
 nlohmann::json to_json(const ActivityEntry& e) {
-    return {{"id", e.id}, {"at", iso8601(e.at)}, {"actor", e.actor}, {"type", e.type},
+    return {{"id", e.id},
+            {"at", iso8601(e.at)},
+            {"actor", e.actor},
+            {"type", e.type},
             {"details", e.details}};
 }
 

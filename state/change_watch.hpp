@@ -20,7 +20,7 @@ namespace team {
 void announce_change(const std::filesystem::path& home);
 
 class ChangeWatch {
-public:
+  public:
     explicit ChangeWatch(const std::filesystem::path& home);
     ~ChangeWatch();
     ChangeWatch(const ChangeWatch&) = delete;
@@ -33,7 +33,7 @@ public:
     // The descriptor to poll() alongside others (readable when a change is pending).
     int fd() const { return fd_; }
 
-private:
+  private:
     int fd_ = -1;
 };
 

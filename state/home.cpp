@@ -28,7 +28,8 @@ fs::path resolve_home(const std::optional<std::string>& flag) {
         home = *flag;
     } else if (auto v = env("TEAM_HOME")) {
         home = *v;
-    } else if (auto xdg = env("XDG_STATE_HOME")) {
+    } else if (auto xdg = env("XDG_STATE_HOME"); xdg && xdg->front() == '/') {
+        // The XDG spec: a relative value is invalid and is ignored.
         home = fs::path(*xdg) / "team";
     } else if (auto h = env("HOME")) {
         home = fs::path(*h) / ".local" / "state" / "team";
@@ -42,7 +43,8 @@ fs::path resolve_home(const std::optional<std::string>& flag) {
 void ensure_home(const fs::path& home) {
     struct stat st {};
     if (::stat(home.c_str(), &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) throw failed("home " + quote(home.string()) + " is not a directory");
+        if (!S_ISDIR(st.st_mode))
+            throw failed("home " + quote(home.string()) + " is not a directory");
         return;
     }
     // Create missing parents 0700 as well (XDG asks that of ~/.local/state), then the home.
@@ -50,12 +52,14 @@ void ensure_home(const fs::path& home) {
     for (const auto& part : home) {
         partial /= part;
         if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
-            throw failed("cannot create home " + quote(home.string()) + ": " + std::strerror(errno));
+            throw failed("cannot create home " + quote(home.string()) + ": " +
+                         std::strerror(errno));
         }
     }
     // mkdir applies the umask; the home itself must be exactly 0700.
     if (::chmod(home.c_str(), 0700) != 0) {
-        throw failed("cannot set permissions on " + quote(home.string()) + ": " + std::strerror(errno));
+        throw failed("cannot set permissions on " + quote(home.string()) + ": " +
+                     std::strerror(errno));
     }
 }
 

@@ -33,7 +33,7 @@ void create_private_file(const fs::path& path) {
 // Serialises first-time set-up (WAL mode, migrations) between processes that open a new home
 // at the same moment. Only taken when the schema is not current, so it costs nothing later.
 class InitLock {
-public:
+  public:
     explicit InitLock(const fs::path& path)
         : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
         if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0) {
@@ -44,7 +44,7 @@ public:
     InitLock(const InitLock&) = delete;
     InitLock& operator=(const InitLock&) = delete;
 
-private:
+  private:
     int fd_;
 };
 

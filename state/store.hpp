@@ -16,7 +16,7 @@
 namespace team {
 
 class Store {
-public:
+  public:
     // Opens (creating if needed) <home>/team.db. The home must exist (see ensure_home).
     explicit Store(const std::filesystem::path& home);
 
@@ -58,7 +58,7 @@ public:
     // How long a connection waits for another process's write lock before failing.
     static constexpr int kBusyTimeoutMs = 10'000;
 
-private:
+  private:
     std::filesystem::path home_;
     std::unique_ptr<SQLite::Database> db_;
 };

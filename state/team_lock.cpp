@@ -50,7 +50,9 @@ std::optional<TeamLock> TeamLock::try_acquire(const fs::path& home, const std::s
     return std::nullopt;
 }
 
-TeamLock::TeamLock(TeamLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+TeamLock::TeamLock(TeamLock&& other) noexcept : fd_(other.fd_) {
+    other.fd_ = -1;
+}
 
 TeamLock::~TeamLock() {
     if (fd_ >= 0) ::close(fd_);

@@ -12,7 +12,7 @@
 namespace team {
 
 class TeamLock {
-public:
+  public:
     // Blocks until the lock is ours.
     TeamLock(const std::filesystem::path& home, const std::string& team);
     // Returns the lock if it can be had at once, nothing if another process holds it.
@@ -26,7 +26,7 @@ public:
 
     static std::filesystem::path path(const std::filesystem::path& home, const std::string& team);
 
-private:
+  private:
     explicit TeamLock(int fd) : fd_(fd) {}
     int fd_;
 };

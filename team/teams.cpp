@@ -156,7 +156,8 @@ TeamRecord Teams::create(const CreateRequest& request) {
         leader.bind(4, now);
         leader.exec();
         append_activity(db, team_id, now, request.leader + "@" + request.name, "team_created",
-                        {{"description", request.description}, {"cwd", cwd},
+                        {{"description", request.description},
+                         {"cwd", cwd},
                          {"leader", request.leader + "@" + request.name}});
         return team_id;
     });
@@ -180,21 +181,32 @@ TeamRecord Teams::find(const std::string& name) {
     )sql");
     select.bind(1, name);
     if (select.executeStep()) return read_team(select);
-    auto names = team_names(db);
-    throw not_found("team " + quote(name) + " not found" + did_you_mean(name, names));
+    throw team_not_found(name, team_names(db));
+}
+
+Error team_not_found(const std::string& name, const std::vector<std::string>& known) {
+    check_name(name, "team name");
+    return not_found("team " + quote(name) + " not found" + did_you_mean(name, known));
+}
+
+Error no_team_given(const std::vector<std::string>& live) {
+    if (live.empty()) {
+        return usage_error(
+            "no team given, and there is no team yet: create one with 'team create NAME'");
+    }
+    std::string names;
+    for (const auto& t : live) names += (names.empty() ? "" : ", ") + t;
+    return usage_error("no team given, and there are " + std::to_string(live.size()) + " teams (" +
+                       names + "): name one with --team NAME or TEAM_NAME");
 }
 
 TeamRecord Teams::resolve(const std::optional<std::string>& name) {
     if (name) return find(*name);
     auto live = list(false);
     if (live.size() == 1) return live.front();
-    if (live.empty()) {
-        throw usage_error("no team given, and there is no team yet: create one with 'team create NAME'");
-    }
-    std::string names;
-    for (const auto& t : live) names += (names.empty() ? "" : ", ") + t.name;
-    throw usage_error("no team given, and there are " + std::to_string(live.size()) +
-                      " teams (" + names + "): name one with --team NAME or TEAM_NAME");
+    std::vector<std::string> names;
+    for (const auto& t : live) names.push_back(t.name);
+    throw no_team_given(names);
 }
 
 std::vector<TeamRecord> Teams::list(bool include_dissolved) {
@@ -217,6 +229,12 @@ TeamStatus Teams::status(const TeamRecord& team) {
     return status;
 }
 
+bool Teams::exists(const TeamRecord& team) {
+    SQLite::Statement select(store_.db(), "SELECT 1 FROM teams WHERE id = ?");
+    select.bind(1, team.id);
+    return select.executeStep();
+}
+
 void Teams::remove(const TeamRecord& team, const Caller& caller) {
     require_leader(caller, "delete the team");
     TeamLock lock(store_.home(), team.name);
@@ -230,9 +248,9 @@ void Teams::remove(const TeamRecord& team, const Caller& caller) {
         live.executeStep();
         int n = live.getColumn(0).getInt();
         if (n > 0) {
-            throw refused("team " + quote(team.name) + " has " + std::to_string(n) +
-                          " live agent" + (n == 1 ? "" : "s") +
-                          "; stop them first with 'team teardown " + team.name + "'");
+            throw refused("team " + quote(team.name) + " has " + std::to_string(n) + " live agent" +
+                          (n == 1 ? "" : "s") + "; stop them first with 'team teardown " +
+                          team.name + "'");
         }
         SQLite::Statement del(db, "DELETE FROM teams WHERE id = ?");
         del.bind(1, team.id);
@@ -264,13 +282,14 @@ Caller Teams::resolve_caller(const TeamRecord& team, const std::optional<std::st
     names.bind(1, team.id);
     std::vector<std::string> candidates;
     while (names.executeStep()) candidates.push_back(names.getColumn(0).getString());
-    throw not_found("caller " + quote(name) + " is not a live member of team " +
-                    quote(team.name) + did_you_mean(name, candidates));
+    throw not_found("caller " + quote(name) + " is not a live member of team " + quote(team.name) +
+                    did_you_mean(name, candidates));
 }
 
 void require_leader(const Caller& caller, const std::string& action) {
     if (!caller.is_leader) {
-        throw refused("only the team leader can " + action + " (you are " + quote(caller.id()) + ")");
+        throw refused("only the team leader can " + action + " (you are " + quote(caller.id()) +
+                      ")");
     }
 }
 

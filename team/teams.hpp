@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/time.hpp"
 #include "state/store.hpp"
 
@@ -66,14 +67,14 @@ struct TeamStatus {
 };
 
 class Teams {
-public:
+  public:
     Teams(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
 
     struct CreateRequest {
         std::string name;
         std::string description;
-        std::string cwd;  // must be an existing directory; made absolute
-        std::string leader = "leader";
+        std::string cwd;     // must be an existing directory; made absolute
+        std::string leader;  // the leader's member name
     };
     // Makes a team with its leader as first member, and logs team_created. Refused when a live
     // team of that name exists.
@@ -90,16 +91,23 @@ public:
 
     TeamStatus status(const TeamRecord& team);
 
+    // Whether the team's records still exist (not deleted since `team` was read).
+    bool exists(const TeamRecord& team);
+
     // Deletes a team and all its records. Refused while it has a live agent.
     void remove(const TeamRecord& team, const Caller& caller);
 
     // --as NAME or NAME@TEAM, else the leader. The caller must be a live member of `team`.
     Caller resolve_caller(const TeamRecord& team, const std::optional<std::string>& as);
 
-private:
+  private:
     Store& store_;
     const Clock& clock_;
 };
+
+// The errors of a team that is not there, shared by every place that looks one up.
+Error team_not_found(const std::string& name, const std::vector<std::string>& known);
+Error no_team_given(const std::vector<std::string>& live);
 
 // Throws refused unless the caller is the team's leader; `action` says what was attempted.
 void require_leader(const Caller& caller, const std::string& action);

@@ -28,8 +28,8 @@ TEST_CASE("the home comes from --home, TEAM_HOME, XDG_STATE_HOME, then HOME", "[
     CHECK(env.run({"create", "c"}, {{"TEAM_HOME", ""}, {"XDG_STATE_HOME", (dir / "xdg").string()}})
               .exit_code == 0);
     CHECK(std::filesystem::exists(dir / "xdg" / "team" / "team.db"));
-    CHECK(env.run({"create", "d"}, {{"TEAM_HOME", ""}, {"XDG_STATE_HOME", ""},
-                                    {"HOME", (dir / "h").string()}})
+    CHECK(env.run({"create", "d"},
+                  {{"TEAM_HOME", ""}, {"XDG_STATE_HOME", ""}, {"HOME", (dir / "h").string()}})
               .exit_code == 0);
     CHECK(std::filesystem::exists(dir / "h" / ".local" / "state" / "team" / "team.db"));
     // --home wins over TEAM_HOME.
@@ -47,8 +47,8 @@ TEST_CASE("with several teams and none named, the error lists them", "[frame]") 
     REQUIRE(env.run({"create", "api"}).exit_code == 0);
     auto r = env.run({"status"});
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains("web") && Catch::Contains("api") &&
-                          Catch::Contains("--team"));
+    CHECK_THAT(r.err,
+               Catch::Contains("web") && Catch::Contains("api") && Catch::Contains("--team"));
     CHECK(env.run({"status", "--json"}, {{"TEAM_NAME", "api"}}).json()["name"] == "api");
     CHECK(env.run({"status", "--json", "--as", "leader@web"}).json()["name"] == "web");
 }
@@ -73,7 +73,8 @@ TEST_CASE("an unknown command is a usage error with a did-you-mean", "[frame]") 
     TeamEnv env;
     auto r = env.run({"crate", "web"});
     CHECK(r.exit_code == 2);
-    CHECK(r.err == "team: error: unknown command 'crate'; did you mean 'create'? (see 'team --help')\n");
+    CHECK(r.err ==
+          "team: error: unknown command 'crate'; did you mean 'create'? (see 'team --help')\n");
     auto j = env.run({"--json", "lsit"});
     CHECK(j.exit_code == 2);
     CHECK(j.json()["code"] == "usage");
@@ -99,4 +100,58 @@ TEST_CASE("every command has complete help", "[frame]") {
         CHECK_THAT(help.out, Catch::Contains("--json"));  // global options are listed too
     }
     CHECK_THAT(env.run({"--version"}).out, Catch::Contains("0.1"));
+}
+
+TEST_CASE("commands that only read do not create a home", "[frame]") {
+    TeamEnv env;
+    auto list = env.run({"list", "--json"});
+    CHECK(list.exit_code == 0);
+    CHECK(list.json().empty());
+    CHECK(env.run({"status"}).exit_code == 2);
+    CHECK(env.run({"status", "web"}).exit_code == 3);
+    CHECK(env.run({"activity", "--team", "web"}).exit_code == 3);
+    CHECK(env.run({"delete", "web"}).exit_code == 3);
+    CHECK_FALSE(std::filesystem::exists(env.home()));
+}
+
+TEST_CASE("a relative XDG_STATE_HOME is ignored, as the XDG spec says", "[frame]") {
+    TeamEnv env;
+    auto r = env.run({"create", "web"}, {{"TEAM_HOME", ""},
+                                         {"XDG_STATE_HOME", "relative/state"},
+                                         {"HOME", (env.dir() / "h").string()}});
+    CHECK(r.exit_code == 0);
+    CHECK(std::filesystem::exists(env.dir() / "h" / ".local" / "state" / "team" / "team.db"));
+}
+
+TEST_CASE("the caller becomes the leader of the team it creates", "[frame]") {
+    TeamEnv env;
+    CHECK(env.run({"create", "web", "--as", "boss", "--json"}).json()["leader"] == "boss@web");
+    CHECK(env.run({"create", "api", "--json"}, {{"TEAM_AGENT_ID", "ann@web"}}).json()["leader"] ==
+          "ann@api");
+    CHECK(
+        env.run({"create", "ops", "--as", "boss", "--leader", "carl", "--json"}).json()["leader"] ==
+        "carl@ops");
+}
+
+TEST_CASE("option values are checked with clear messages", "[frame][input]") {
+    TeamEnv env;
+    REQUIRE(env.run({"create", "web"}).exit_code == 0);
+    for (const char* bad : {"0", "1.5", "-3", "x", "99999999999999999999"}) {
+        auto r = env.run({"activity", "--limit", bad});
+        INFO(bad);
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::StartsWith("team: error: --limit: must be a whole number") &&
+                              Catch::EndsWith("(see 'team activity --help')\n"));
+    }
+    auto missing = env.run({"create"});
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err == "team: error: NAME is required (see 'team create --help')\n");
+}
+
+TEST_CASE("a description from stdin loses one trailing newline only", "[frame][input]") {
+    TeamEnv env;
+    auto r =
+        env.start({"create", "web", "--description", "-", "--json"}, {}, "two\nlines\n\n").wait();
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.json()["description"] == "two\nlines\n");
 }

@@ -28,8 +28,8 @@ int team_rows(const TeamEnv& env) {
 
 TEST_CASE("create, list, status and delete a team", "[teams]") {
     TeamEnv env;
-    auto created = env.run({"create", "web", "--description", "the web app", "--cwd",
-                            env.dir().string(), "--json"});
+    auto created = env.run(
+        {"create", "web", "--description", "the web app", "--cwd", env.dir().string(), "--json"});
     REQUIRE(created.exit_code == 0);
     auto doc = created.json();
     CHECK(doc["name"] == "web");
@@ -52,8 +52,8 @@ TEST_CASE("create, list, status and delete a team", "[teams]") {
 
     auto human = env.run({"list"});
     CHECK(human.exit_code == 0);
-    CHECK_THAT(human.out, Catch::Contains("NAME") && Catch::Contains("web") &&
-                              Catch::Contains("just now"));
+    CHECK_THAT(human.out,
+               Catch::Contains("NAME") && Catch::Contains("web") && Catch::Contains("just now"));
     CHECK(human.out.find('\x1b') == std::string::npos);  // no colour off a terminal
 
     auto deleted = env.run({"delete", "web", "--json"});
@@ -134,13 +134,15 @@ TEST_CASE("hostile descriptions are kept byte for byte and run nothing", "[teams
 TEST_CASE("a description of more than 1 MiB is refused", "[teams][input]") {
     // Linux refuses a single argument over 128 KiB (E2BIG), so long texts come on stdin ("-").
     TeamEnv env;
-    auto big = env.start({"create", "web", "--description", "-"}, {}, std::string((1 << 20) + 1, 'x'));
+    auto big =
+        env.start({"create", "web", "--description", "-"}, {}, std::string((1 << 20) + 1, 'x'));
     auto r = big.wait();
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains("longer than 1 MiB"));
     CHECK(team_rows(env) == 0);
-    auto ok = env.start({"create", "web", "--description", "-", "--json"}, {},
-                        std::string(1 << 20, 'x')).wait();
+    auto ok =
+        env.start({"create", "web", "--description", "-", "--json"}, {}, std::string(1 << 20, 'x'))
+            .wait();
     CHECK(ok.exit_code == 0);
     CHECK(ok.json()["description"].get<std::string>().size() == 1 << 20);
     auto argv = env.run({"create", "api", "--description", std::string(100'000, 'y')});
@@ -212,8 +214,9 @@ TEST_CASE("delete is refused while the team has a live agent, and for non-leader
     {
         // Agents arrive with `team spawn` (issue 4); until then put one in the store directly.
         SQLite::Database db((env.home() / "team.db").string(), SQLite::OPEN_READWRITE);
-        db.exec("INSERT INTO agents (team_id, name, status, created_at) "
-                "VALUES (1, 'worker', 'active', 0)");
+        db.exec(
+            "INSERT INTO agents (team_id, name, status, created_at) "
+            "VALUES (1, 'worker', 'active', 0)");
     }
     auto by_worker = env.run({"delete", "web", "--as", "worker"});
     CHECK(by_worker.exit_code == 4);

@@ -35,7 +35,8 @@ TempDir::~TempDir() {
 
 nlohmann::json RunResult::json() const {
     auto doc = nlohmann::json::parse(out, nullptr, false);
-    if (doc.is_discarded()) FAIL("stdout is not one JSON document: [" << out << "] stderr: " << err);
+    if (doc.is_discarded())
+        FAIL("stdout is not one JSON document: [" << out << "] stderr: " << err);
     return doc;
 }
 
@@ -141,7 +142,9 @@ RunResult Child::wait() {
     return r;
 }
 
-std::string team_binary() { return TEAM_BINARY; }
+std::string team_binary() {
+    return TEAM_BINARY;
+}
 
 TeamEnv::TeamEnv() : home_(tmp_.path() / "home") {}
 

@@ -15,14 +15,14 @@ namespace team::test {
 
 // A private temporary directory, removed with everything in it when the object goes.
 class TempDir {
-public:
+  public:
     TempDir();
     ~TempDir();
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
     const std::filesystem::path& path() const { return path_; }
 
-private:
+  private:
     std::filesystem::path path_;
 };
 
@@ -36,7 +36,7 @@ struct RunResult {
 
 // A started child process whose stdout and stderr are captured.
 class Child {
-public:
+  public:
     Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
           const std::string& input = "");
     ~Child();  // kills (SIGKILL) and reaps the child if it was not waited for
@@ -46,7 +46,7 @@ public:
     RunResult wait();
     pid_t pid() const { return pid_; }
 
-private:
+  private:
     pid_t pid_ = -1;
     std::thread input_writer_;
     int out_fd_ = -1;
@@ -58,7 +58,7 @@ std::map<std::string, std::string> clean_env(const std::map<std::string, std::st
 
 // A home for one test: a temporary directory with TEAM_HOME inside it.
 class TeamEnv {
-public:
+  public:
     TeamEnv();
     const std::filesystem::path& home() const { return home_; }
     const std::filesystem::path& dir() const { return tmp_.path(); }
@@ -71,7 +71,7 @@ public:
                 const std::map<std::string, std::string>& extra_env = {},
                 const std::string& input = "") const;
 
-private:
+  private:
     TempDir tmp_;
     std::filesystem::path home_;
 };

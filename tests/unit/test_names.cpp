@@ -6,11 +6,13 @@
 using namespace team;
 
 TEST_CASE("names follow SPEC 1.2", "[names]") {
-    for (std::string good : std::vector<std::string>{"a", "web", "worker-2", "A_b-C9", "9lives", std::string(64, 'x')}) {
+    for (std::string good : std::vector<std::string>{"a", "web", "worker-2", "A_b-C9", "9lives",
+                                                     std::string(64, 'x')}) {
         CHECK(is_valid_name(good));
     }
-    for (std::string bad : std::vector<std::string>{"", "a b", "x;y", "../x", "$(id)", "-lead", "_x", "wörker", "a\nb",
-                            std::string(65, 'x'), "a@b", "a/b", "'q'"}) {
+    for (std::string bad :
+         std::vector<std::string>{"", "a b", "x;y", "../x", "$(id)", "-lead", "_x", "wörker",
+                                  "a\nb", std::string(65, 'x'), "a@b", "a/b", "'q'"}) {
         CHECK_FALSE(is_valid_name(bad));
     }
 }
