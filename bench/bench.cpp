@@ -1,0 +1,465 @@
+// team_bench: times whole `team` processes and prints each figure against its goal.
+//
+// A sample is one posix_spawn + waitpid of a command, stdout/stderr to /dev/null, timed with
+// CLOCK_MONOTONIC. Each figure gets its own temporary TEAM_HOME, a warm-up, then N timed samples;
+// the median and p90 are compared with the goal and with the same measure of `/bin/true` (the
+// cost of any process on this machine), so figures read the same on fast and slow machines.
+//
+// To add a figure: append to figures() below. `setup` prepares the home (untimed), `sample`
+// returns one timing in ms (sample_argv() for "one run of this argv", or your own function),
+// `teardown` (optional) cleans up before the home is deleted, also after a failure.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <spawn.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+// A command exited non-zero (or could not be started); the message says which and how.
+struct CommandFailed : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// What a figure's setup, samples and teardown share.
+struct Env {
+    std::string team;               // path of the team binary under test
+    std::string dir;                // the figure's temporary directory
+    std::string home;               // dir + "/home": TEAM_HOME of every spawned process
+    std::vector<std::string> vars;  // environment of every spawned process
+    int counter = 0;                // free for samples that need unique names
+};
+
+struct Figure {
+    std::string name;
+    double goal_ms;                      // the median must not exceed this
+    std::function<void(Env&)> setup;     // untimed; may be empty
+    std::function<double(Env&)> sample;  // one timing, in milliseconds
+    std::function<void(Env&)> teardown;  // may be empty; runs even when the figure failed
+};
+
+double now_ms() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// The NULL-terminated array exec wants, pointing into `v` (which must outlive it).
+std::vector<char*> c_array(const std::vector<std::string>& v) {
+    std::vector<char*> out;
+    for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
+    out.push_back(nullptr);
+    return out;
+}
+
+std::string join(const std::vector<std::string>& argv) {
+    std::string out;
+    for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+    return out;
+}
+
+std::string trimmed(std::string s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    return s;
+}
+
+std::string describe_status(int status) {
+    if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+    return "exit status " + std::to_string(WEXITSTATUS(status));
+}
+
+// Starts argv (PATH searched when argv[0] has no slash) with fds 0, 1, 2 set to the given fds.
+pid_t spawn(const std::vector<std::string>& argv, const Env& env, int in, int out, int err) {
+    auto args = c_array(argv);
+    auto envp = c_array(env.vars);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in, 0);
+    posix_spawn_file_actions_adddup2(&actions, out, 1);
+    posix_spawn_file_actions_adddup2(&actions, err, 2);
+    pid_t pid = 0;
+    int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw CommandFailed("cannot start '" + argv[0] + "': " + std::strerror(rc));
+    return pid;
+}
+
+int wait_for(pid_t pid) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+}
+
+int dev_null() {
+    static int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    return fd;
+}
+
+struct Captured {
+    int status = 0;
+    std::string out, err;
+};
+
+// Runs argv to its end, stdout and stderr captured; never throws on a non-zero exit.
+Captured run_capture(const Env& env, const std::vector<std::string>& argv) {
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw CommandFailed("pipe");
+    pid_t pid = spawn(argv, env, dev_null(), out[1], err[1]);
+    close(out[1]);
+    close(err[1]);
+    Captured c;
+    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    std::string* sinks[2] = {&c.out, &c.err};
+    for (int open_fds = 2; open_fds > 0;) {
+        if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+            char buf[4096];
+            ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                sinks[i]->append(buf, static_cast<size_t>(n));
+            } else if (n == 0 || errno != EINTR) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+            }
+        }
+    }
+    c.status = wait_for(pid);
+    return c;
+}
+
+// Runs argv (untimed, output captured) and throws CommandFailed unless it exits 0.
+std::string run_checked(const Env& env, const std::vector<std::string>& argv) {
+    Captured c = run_capture(env, argv);
+    if (c.status != 0)
+        throw CommandFailed("'" + join(argv) + "' " + describe_status(c.status) +
+                            (c.err.empty() ? "" : ": " + trimmed(c.err)));
+    return c.out;
+}
+
+// One timed run of argv, output to /dev/null. On a non-zero exit, runs it once more with output
+// captured so that the error says why.
+double time_run(const Env& env, const std::vector<std::string>& argv) {
+    double start = now_ms();
+    pid_t pid = spawn(argv, env, dev_null(), dev_null(), dev_null());
+    int status = wait_for(pid);
+    double elapsed = now_ms() - start;
+    if (status != 0) {
+        Captured again = run_capture(env, argv);
+        throw CommandFailed("'" + join(argv) + "' " + describe_status(status) +
+                            "; a second run gave " + describe_status(again.status) +
+                            (again.err.empty() ? "" : ": " + trimmed(again.err)));
+    }
+    return elapsed;
+}
+
+// The default sample: one run of this argv.
+std::function<double(Env&)> sample_argv(std::vector<std::string> argv) {
+    return [argv = std::move(argv)](Env& env) { return time_run(env, argv); };
+}
+
+// Setup that creates `count` teams named team-000, team-001, ... in the figure's home.
+std::function<void(Env&)> create_teams(int count) {
+    return [count](Env& env) {
+        for (int i = 0; i < count; ++i) {
+            char name[32];
+            std::snprintf(name, sizeof name, "team-%03d", i);
+            run_checked(env, {env.team, "--json", "create", name});
+        }
+    };
+}
+
+// The figures, each with what it measures and its goal (docs/performance.md has the table).
+std::vector<Figure> figures(const std::string& team) {
+    std::vector<Figure> list;
+    // `team create` into a growing home: a write transaction with fsync. Each sample creates a
+    // new team (c-00000, c-00001, ...). Goal: median <= 5 ms.
+    list.push_back({"create", 5.0, nullptr,
+                    [](Env& env) {
+                        char name[32];
+                        std::snprintf(name, sizeof name, "c-%05d", env.counter++);
+                        return time_run(env, {env.team, "--json", "create", name});
+                    },
+                    nullptr});
+    // `team list --json` on a home with 100 teams: the read path of every overview.
+    // Goal: median <= 3 ms.
+    list.push_back({"list --json, 100 teams", 3.0, create_teams(100),
+                    sample_argv({team, "list", "--json"}), nullptr});
+    // `team status NAME --json` for one of 100 teams: one team's full picture.
+    // Goal: median <= 3 ms.
+    list.push_back({"status --json, 100 teams", 3.0, create_teams(100),
+                    sample_argv({team, "status", "team-050", "--json"}), nullptr});
+    return list;
+}
+
+struct Options {
+    std::string team;
+    int runs = 200;
+    int warmup = 10;
+    std::string only;
+    std::string json;
+};
+
+struct Result {
+    std::string name;
+    double goal_ms = 0;
+    std::vector<double> samples;  // in ms, in the order taken
+    double median = NAN, p90 = NAN;
+    std::string error;  // non-empty: FAILED
+};
+
+// The environment of spawned processes: ours, without TEAM_NAME and TEAM_AGENT_ID, with TEAM_HOME.
+std::vector<std::string> child_environ(const std::string& home) {
+    std::vector<std::string> out;
+    for (char** e = environ; *e; ++e) {
+        std::string_view v(*e);
+        if (v.starts_with("TEAM_HOME=") || v.starts_with("TEAM_NAME=") ||
+            v.starts_with("TEAM_AGENT_ID="))
+            continue;
+        out.emplace_back(v);
+    }
+    out.push_back("TEAM_HOME=" + home);
+    return out;
+}
+
+// A temporary directory (short path: tmux sockets will live in it), removed with all it holds.
+struct TempDir {
+    std::string path;
+    TempDir() {
+        const char* tmp = std::getenv("TMPDIR");
+        std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/tb-XXXXXX";
+        if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp: " + tmpl);
+        path = tmpl;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+};
+
+// Sorted samples' nearest-rank percentile (p in 0..100).
+double percentile(const std::vector<double>& sorted, double p) {
+    auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+    return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+// Sorts `samples` and sets r's median and p90 from them.
+void summarize(Result& r, std::vector<double> samples) {
+    if (samples.empty()) return;
+    std::sort(samples.begin(), samples.end());
+    r.median = percentile(samples, 50);
+    r.p90 = percentile(samples, 90);
+}
+
+// Runs one figure in a fresh temporary home. With `baseline`, a /bin/true sample follows each
+// timed sample and goes there, so that the baseline sees the machine as the figures saw it.
+Result run_figure(const Figure& f, const Options& opt, std::vector<double>* baseline) {
+    Result r;
+    r.name = f.name;
+    r.goal_ms = f.goal_ms;
+    TempDir dir;
+    Env env{opt.team, dir.path, dir.path + "/home", child_environ(dir.path + "/home")};
+    try {
+        if (f.setup) f.setup(env);
+        for (int i = 0; i < opt.warmup; ++i) f.sample(env);
+        for (int i = 0; i < opt.runs; ++i) {
+            r.samples.push_back(f.sample(env));
+            if (baseline) baseline->push_back(time_run(env, {"/bin/true"}));
+        }
+        summarize(r, r.samples);
+    } catch (const std::exception& e) {
+        r.error = e.what();
+    }
+    try {
+        if (f.teardown) f.teardown(env);
+    } catch (const std::exception& e) {
+        if (r.error.empty()) r.error = std::string("teardown: ") + e.what();
+    }
+    return r;
+}
+
+std::string machine() {
+    cpu_set_t set;
+    int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    utsname u{};
+    uname(&u);
+    return std::to_string(cpus) + " cpus, " + u.sysname + " " + u.release + " " + u.machine;
+}
+
+std::string iso_now() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+std::string fmt(const char* format, double v) {
+    if (std::isnan(v)) return "-";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+// A Markdown table, so that it can be pasted into docs/performance.md as it is.
+void print_table(const Result& base, const std::vector<Result>& results) {
+    const char* line = "| %-28s | %9s | %9s | %18s | %6s | %-7s |\n";
+    std::printf(line, "figure", "median ms", "p90 ms", "ratio to /bin/true", "goal", "verdict");
+    std::printf(line, ":-", "-:", "-:", "-:", "-:", ":-");
+    auto row = [&](const Result& r, bool is_base) {
+        std::string verdict = !r.error.empty()        ? "FAILED"
+                              : is_base               ? ""
+                              : r.median <= r.goal_ms ? "ok"
+                                                      : "OVER";
+        std::printf(line, r.name.c_str(), fmt("%.3f", r.median).c_str(), fmt("%.3f", r.p90).c_str(),
+                    fmt("%.1fx", r.median / base.median).c_str(),
+                    is_base ? "" : fmt("%g ms", r.goal_ms).c_str(), verdict.c_str());
+    };
+    row(base, true);
+    for (const auto& r : results) row(r, false);
+    for (const auto& r : results)
+        if (!r.error.empty()) std::printf("\nFAILED %s: %s\n", r.name.c_str(), r.error.c_str());
+}
+
+nlohmann::json to_json(const Result& base, const std::vector<Result>& results, const Options& opt) {
+    auto num = [](double v) {
+        return std::isnan(v) ? nlohmann::json() : nlohmann::json(std::round(v * 1000) / 1000);
+    };
+    nlohmann::json figs = nlohmann::json::array();
+    for (const auto& r : results) {
+        nlohmann::json f = {
+            {"name", r.name},       {"median_ms", num(r.median)},
+            {"p90_ms", num(r.p90)}, {"ratio", num(r.median / base.median)},
+            {"goal_ms", r.goal_ms}, {"ok", r.error.empty() && r.median <= r.goal_ms}};
+        if (!r.error.empty()) f["error"] = r.error;
+        figs.push_back(f);
+    }
+    return {{"baseline",
+             {{"name", base.name}, {"median_ms", num(base.median)}, {"p90_ms", num(base.p90)}}},
+            {"figures", figs},
+            {"runs", opt.runs},
+            {"warmup", opt.warmup},
+            {"machine", machine()},
+            {"date", iso_now()}};
+}
+
+const char* const usage = R"(usage: bench/run [--all] [OPTIONS]
+       team_bench [--team PATH] [OPTIONS]
+Times whole `team` processes (median and p90 of N runs after a warm-up) against their goals and
+against the same measure of /bin/true. Each figure runs in its own temporary TEAM_HOME.
+
+  --team PATH     the team binary (default: ../team next to team_bench)
+  --runs N        timed runs per figure (default 200)
+  --warmup N      untimed runs before them (default 10)
+  --only TEXT     only the figures whose name contains TEXT
+  --json FILE     also write the results as JSON to FILE
+  --all           every figure (the default); bench/run then writes bench/results.json
+  --help          this text
+Exit status: 0 when every figure ran (even if OVER its goal), 1 when one FAILED, 2 on bad usage.
+)";
+
+int usage_error(const std::string& what) {
+    std::fprintf(stderr, "team_bench: %s\n%s", what.c_str(), usage);
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options opt;
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    opt.team = (self.parent_path().parent_path() / "team").string();
+    bool all = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        auto next = [&]() -> std::optional<std::string> {
+            if (i + 1 < argc) return std::string(argv[++i]);
+            return std::nullopt;
+        };
+        auto number = [&](int& out) {
+            auto v = next();
+            if (!v || v->empty() || v->find_first_not_of("0123456789") != std::string::npos)
+                return false;
+            out = std::atoi(v->c_str());
+            return true;
+        };
+        if (arg == "--help" || arg == "-h") {
+            std::fputs(usage, stdout);
+            return 0;
+        } else if (arg == "--all") {
+            all = true;
+        } else if (arg == "--runs") {
+            if (!number(opt.runs) || opt.runs < 1) return usage_error("--runs needs a number >= 1");
+        } else if (arg == "--warmup") {
+            if (!number(opt.warmup)) return usage_error("--warmup needs a number >= 0");
+        } else if (arg == "--team" || arg == "--only" || arg == "--json") {
+            auto v = next();
+            if (!v || v->empty()) return usage_error(arg + " needs a value");
+            (arg == "--team" ? opt.team : arg == "--only" ? opt.only : opt.json) = *v;
+        } else {
+            return usage_error("unknown argument '" + arg + "'");
+        }
+    }
+    if (all && !opt.only.empty()) return usage_error("--all and --only exclude each other");
+    if (access(opt.team.c_str(), X_OK) != 0)
+        return usage_error("no team binary at '" + opt.team + "' (use --team PATH)");
+
+    std::vector<Figure> chosen;
+    for (auto& f : figures(opt.team))
+        if (f.name.find(opt.only) != std::string::npos) chosen.push_back(std::move(f));
+    if (chosen.empty()) return usage_error("no figure name contains '" + opt.only + "'");
+
+    std::printf("machine: %s; %d runs after %d warm-up; %s\n\n", machine().c_str(), opt.runs,
+                opt.warmup, iso_now().c_str());
+    std::fflush(stdout);
+    // The baseline: the cost of starting and reaping any process here, measured the same way:
+    // N runs of its own, then one after each timed sample of every figure (the machine's load
+    // may change during a run; the ratios should not).
+    Figure true_figure{"/bin/true (baseline)", 0, nullptr, sample_argv({"/bin/true"}), nullptr};
+    Result base = run_figure(true_figure, opt, nullptr);
+    std::vector<Result> results;
+    for (const auto& f : chosen) results.push_back(run_figure(f, opt, &base.samples));
+    summarize(base, base.samples);
+    print_table(base, results);
+
+    if (!opt.json.empty()) {
+        std::ofstream out(opt.json);
+        out << to_json(base, results, opt).dump(2) << "\n";
+        if (!out) {
+            std::fprintf(stderr, "team_bench: cannot write '%s'\n", opt.json.c_str());
+            return 1;
+        }
+        std::printf("\nwrote %s\n", opt.json.c_str());
+    }
+    bool failed = !base.error.empty();
+    for (const auto& r : results) failed = failed || !r.error.empty();
+    return failed ? 1 : 0;
+}
