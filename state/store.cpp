@@ -54,13 +54,26 @@ Store::Store(const fs::path& home) : home_(home) {
     fs::path path = db_path();
     create_private_file(path);
     db_ = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE);
-    db_->exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs));
-    // Leave the WAL to the automatic checkpoints: a checkpoint (and its fsync) at the close of
-    // every short-lived command would double the cost of each one.
+    // Every command is a new process, and the first connection of a process rebuilds the WAL
+    // index by reading the whole WAL, so the WAL must stay short. SQLite's own autocheckpoint
+    // does not keep it short across processes (the rebuilt index forgets what was already
+    // checkpointed, so the WAL is never restarted and grows without end); our hook truncates
+    // it instead once it holds more than kWalMaxFrames frames. A checkpoint on every close
+    // would cost an fsync per command.
     sqlite3_db_config(db_->getHandle(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-    db_->exec("PRAGMA foreign_keys = ON");
-    // FULL: a commit is on disk when it returns (SPEC 2: nothing reported done is lost).
-    db_->exec("PRAGMA synchronous = FULL");
+    sqlite3_wal_hook(
+        db_->getHandle(),
+        [](void*, sqlite3* db, const char* name, int frames) {
+            if (frames > kWalMaxFrames) {
+                sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+            }
+            return SQLITE_OK;
+        },
+        nullptr);
+    // synchronous FULL: a commit is on disk when it returns (SPEC 2: nothing reported done is
+    // lost).
+    db_->exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs) +
+              "; PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL");
     int version = schema_version(*db_);
     if (version == kSchemaVersion) return;
     if (version > kSchemaVersion) migrate(*db_);  // throws, touching nothing

@@ -57,6 +57,8 @@ class Store {
 
     // How long a connection waits for another process's write lock before failing.
     static constexpr int kBusyTimeoutMs = 10'000;
+    // Frames of WAL after which a commit checkpoints and truncates it (see store.cpp).
+    static constexpr int kWalMaxFrames = 64;
 
   private:
     std::filesystem::path home_;

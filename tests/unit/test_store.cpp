@@ -135,3 +135,19 @@ TEST_CASE("SQLite errors become clear errors of SPEC 1.4", "[store]") {
     }
     CHECK(as_error(refused("kept")).code() == ErrorCode::refused);
 }
+
+TEST_CASE("the WAL stays short across many short-lived connections", "[store]") {
+    // Each command is a new process whose first connection reads the whole WAL: it must not grow.
+    TempDir tmp;
+    { Store(tmp.path()).db().exec("CREATE TABLE t (x TEXT)"); }
+    for (int i = 0; i < 300; ++i) {
+        Store store(tmp.path());  // a new first connection, as in a new process
+        store.write([&] { store.db().exec("INSERT INTO t VALUES (randomblob(3000))"); });
+    }
+    auto wal = tmp.path() / "team.db-wal";
+    auto frame = 4096 + 24;
+    auto size = std::filesystem::exists(wal) ? std::filesystem::file_size(wal) : 0;
+    CHECK(size <= static_cast<std::uintmax_t>((Store::kWalMaxFrames + 8) * frame));
+    Store store(tmp.path());
+    CHECK(store.db().execAndGet("SELECT count(*) FROM t").getInt() == 300);
+}
