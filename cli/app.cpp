@@ -136,6 +136,9 @@ int run(int argc, char** argv) {
     add_status_command(app);
     add_delete_command(app);
     add_activity_command(app);
+    add_shell_command(app);
+    add_run_command(app);
+    add_supervise_command(app);
 
     // Subcommand help lists only the subcommand's own options: name the global ones too.
     for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {

@@ -12,5 +12,8 @@ void add_list_command(CLI::App& app);
 void add_status_command(CLI::App& app);
 void add_delete_command(CLI::App& app);
 void add_activity_command(CLI::App& app);
+void add_shell_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_supervise_command(CLI::App& app);
 
 }  // namespace team::cli

@@ -63,4 +63,16 @@ Caller Context::caller(const TeamRecord& team) {
     return teams().resolve_caller(team, options_.as);
 }
 
+std::optional<TeamRecord> Context::named_team(const std::optional<std::string>& positional) {
+    bool named = positional || options_.team ||
+                 (options_.as && options_.as->find('@') != std::string::npos);
+    if (!named) return std::nullopt;
+    return team(positional);
+}
+
+std::string Context::actor(const std::optional<TeamRecord>& team) {
+    if (team) return caller(*team).id();
+    return options_.as.value_or("user");
+}
+
 }  // namespace team::cli

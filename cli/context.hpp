@@ -49,6 +49,14 @@ class Context {
     // Who runs this command, as a member of `team`.
     Caller caller(const TeamRecord& team);
 
+    // The team only when one is named (--team, TEAM_NAME, --as name@team, or `positional`);
+    // never guessed. For commands that also work outside any team (background shells).
+    std::optional<TeamRecord> named_team(const std::optional<std::string>& positional = std::nullopt);
+
+    // Who asked, for the activity log: the caller in `team`, else --as / TEAM_AGENT_ID, else
+    // "user".
+    std::string actor(const std::optional<TeamRecord>& team);
+
   private:
     GlobalOptions options_;
     Output& out_;

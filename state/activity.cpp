@@ -4,12 +4,16 @@
 
 namespace team {
 
-void append_activity(SQLite::Database& db, std::int64_t team_id, EpochMs at,
+void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, EpochMs at,
                      const std::string& actor, const std::string& type,
                      const nlohmann::json& details) {
     SQLite::Statement insert(
         db, "INSERT INTO activity (team_id, at, actor, type, details) VALUES (?, ?, ?, ?, ?)");
-    insert.bind(1, team_id);
+    if (team_id) {
+        insert.bind(1, *team_id);
+    } else {
+        insert.bind(1);
+    }
     insert.bind(2, at);
     insert.bind(3, actor);
     insert.bind(4, type);
@@ -17,16 +21,19 @@ void append_activity(SQLite::Database& db, std::int64_t team_id, EpochMs at,
     insert.exec();
 }
 
-std::vector<ActivityEntry> list_activity(SQLite::Database& db, std::int64_t team_id,
+std::vector<ActivityEntry> list_activity(SQLite::Database& db,
+                                         std::optional<std::int64_t> team_id,
                                          const ActivityQuery& query) {
     std::string sql =
-        "SELECT id, at, actor, type, details FROM activity WHERE team_id = ? AND id > ?";
-    if (query.type) sql += " AND type = ?";
-    sql += " ORDER BY id LIMIT ?";
+        "SELECT a.id, a.at, a.actor, a.type, a.details, t.name FROM activity a"
+        " LEFT JOIN teams t ON t.id = a.team_id WHERE a.id > ?";
+    if (team_id) sql += " AND a.team_id = ?";
+    if (query.type) sql += " AND a.type = ?";
+    sql += " ORDER BY a.id LIMIT ?";
     SQLite::Statement select(db, sql);
     int i = 1;
-    select.bind(i++, team_id);
     select.bind(i++, query.since_id);
+    if (team_id) select.bind(i++, *team_id);
     if (query.type) select.bind(i++, *query.type);
     select.bind(i++, query.limit.value_or(-1));
     std::vector<ActivityEntry> entries;
@@ -37,6 +44,7 @@ std::vector<ActivityEntry> list_activity(SQLite::Database& db, std::int64_t team
         e.actor = select.getColumn(2).getString();
         e.type = select.getColumn(3).getString();
         e.details = nlohmann::json::parse(select.getColumn(4).getString(), nullptr, false);
+        if (!select.getColumn(5).isNull()) e.team = select.getColumn(5).getString();
         entries.push_back(std::move(e));
     }
     return entries;

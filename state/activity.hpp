@@ -18,13 +18,15 @@ namespace team {
 
 struct ActivityEntry {
     std::int64_t id = 0;
+    std::optional<std::string> team;  // the team's name; none for an entry of the home itself
     EpochMs at = 0;
     std::string actor;  // name@team of whoever asked for it
     std::string type;   // team_created, agent_spawned, ...
     nlohmann::json details = nlohmann::json::object();
 };
 
-void append_activity(SQLite::Database& db, std::int64_t team_id, EpochMs at,
+// `team_id` none: an entry of the home itself (a shell started outside any team).
+void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, EpochMs at,
                      const std::string& actor, const std::string& type,
                      const nlohmann::json& details);
 
@@ -34,8 +36,9 @@ struct ActivityQuery {
     std::optional<int> limit;
 };
 
-// Oldest first.
-std::vector<ActivityEntry> list_activity(SQLite::Database& db, std::int64_t team_id,
+// Oldest first: the entries of one team, or with `team_id` none every entry of the home.
+std::vector<ActivityEntry> list_activity(SQLite::Database& db,
+                                         std::optional<std::int64_t> team_id,
                                          const ActivityQuery& query);
 
 nlohmann::json to_json(const ActivityEntry& entry);

@@ -26,44 +26,68 @@ void announce_change(const std::filesystem::path& home) {
     if (fd >= 0) ::close(fd);
 }
 
-ChangeWatch::ChangeWatch(const std::filesystem::path& home) {
-    fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    if (fd_ < 0) throw failed(std::string("cannot watch the store: ") + std::strerror(errno));
-    if (::inotify_add_watch(fd_, home.c_str(), IN_ATTRIB | IN_CREATE | IN_MOVED_TO) < 0) {
+namespace {
+
+int watch_dir(const std::filesystem::path& dir, uint32_t mask) {
+    int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd < 0) throw failed(std::string("cannot watch the store: ") + std::strerror(errno));
+    if (::inotify_add_watch(fd, dir.c_str(), mask) < 0) {
         int saved = errno;
-        ::close(fd_);
-        throw failed("cannot watch " + quote(home.string()) + ": " + std::strerror(saved));
+        ::close(fd);
+        throw failed("cannot watch " + quote(dir.string()) + ": " + std::strerror(saved));
     }
+    return fd;
 }
+
+}  // namespace
+
+ChangeWatch::ChangeWatch(const std::filesystem::path& home)
+    : fd_(watch_dir(home, IN_ATTRIB | IN_CREATE | IN_MOVED_TO)), name_(kMarker) {}
+
+ChangeWatch::ChangeWatch(const std::filesystem::path& dir, const std::string& name)
+    : fd_(watch_dir(dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE)), name_(name) {}
 
 ChangeWatch::~ChangeWatch() {
     if (fd_ >= 0) ::close(fd_);
 }
 
+bool ChangeWatch::drain() {
+    // One wake-up per burst of events is enough; events of other files do not count.
+    bool changed = false;
+    alignas(inotify_event) char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd_, buf, sizeof buf)) > 0) {
+        for (char* p = buf; p < buf + n;) {
+            auto* event = reinterpret_cast<inotify_event*>(p);
+            if (event->len > 0 && name_ == event->name) changed = true;
+            if (event->mask & IN_Q_OVERFLOW) changed = true;
+            p += sizeof(inotify_event) + event->len;
+        }
+    }
+    return changed;
+}
+
 bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline) {
+    return wait_until(deadline, {});
+}
+
+bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
+                             const std::vector<int>& others) {
     using namespace std::chrono;
+    std::vector<pollfd> fds{{fd_, POLLIN, 0}};
+    for (int fd : others) fds.push_back({fd, POLLIN, 0});
     for (;;) {
         auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
         if (left < 0) left = 0;
-        pollfd p{fd_, POLLIN, 0};
         // Round up so a sub-millisecond remainder does not become a busy loop.
-        int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(left + 1, 60'000)));
+        int rc = ::poll(fds.data(), fds.size(),
+                        static_cast<int>(std::min<long long>(left + 1, 60'000)));
         if (rc < 0 && errno == EINTR) continue;
         if (rc > 0) {
-            // Drain every pending event: one wake-up per burst of commits is enough. Events
-            // for other files of the home (logs, sockets) do not count.
-            bool changed = false;
-            alignas(inotify_event) char buf[4096];
-            ssize_t n;
-            while ((n = ::read(fd_, buf, sizeof buf)) > 0) {
-                for (char* p = buf; p < buf + n;) {
-                    auto* event = reinterpret_cast<inotify_event*>(p);
-                    if (event->len > 0 && std::strcmp(event->name, kMarker) == 0) changed = true;
-                    if (event->mask & IN_Q_OVERFLOW) changed = true;
-                    p += sizeof(inotify_event) + event->len;
-                }
+            for (size_t i = 1; i < fds.size(); ++i) {
+                if (fds[i].revents != 0) return true;
             }
-            if (changed) return true;
+            if (drain()) return true;
             continue;
         }
         if (steady_clock::now() >= deadline) return false;

@@ -13,6 +13,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace team {
 
@@ -21,7 +23,10 @@ void announce_change(const std::filesystem::path& home);
 
 class ChangeWatch {
   public:
+    // Watches the store of `home`.
     explicit ChangeWatch(const std::filesystem::path& home);
+    // Watches one file, `dir`/`name`, for writes, creation and removal.
+    ChangeWatch(const std::filesystem::path& dir, const std::string& name);
     ~ChangeWatch();
     ChangeWatch(const ChangeWatch&) = delete;
     ChangeWatch& operator=(const ChangeWatch&) = delete;
@@ -30,11 +35,19 @@ class ChangeWatch {
     // false when the deadline passed first. Spurious wake-ups are possible; callers re-query.
     bool wait_until(std::chrono::steady_clock::time_point deadline);
 
+    // The same, also returning when any of `others` is readable (a pidfd that ends, another
+    // watch). Returns true for a change or a readable other, false at the deadline.
+    bool wait_until(std::chrono::steady_clock::time_point deadline, const std::vector<int>& others);
+
     // The descriptor to poll() alongside others (readable when a change is pending).
     int fd() const { return fd_; }
 
   private:
+    // Drains pending events; true when one of them concerns the watched name.
+    bool drain();
+
     int fd_ = -1;
+    std::string name_;
 };
 
 }  // namespace team

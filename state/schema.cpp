@@ -61,6 +61,50 @@ CREATE TABLE activity (
 );
 CREATE INDEX activity_team ON activity(team_id, id);
 )sql",
+
+    // 2: background shells; activity entries may belong to the home rather than a team (a shell
+    // started outside any team).
+    R"sql(
+CREATE TABLE activity_v2 (
+    id       INTEGER PRIMARY KEY,
+    team_id  INTEGER REFERENCES teams(id) ON DELETE CASCADE,
+    at       INTEGER NOT NULL,
+    actor    TEXT NOT NULL,
+    type     TEXT NOT NULL,
+    details  TEXT NOT NULL DEFAULT '{}'
+);
+INSERT INTO activity_v2 (id, team_id, at, actor, type, details)
+    SELECT id, team_id, at, actor, type, details FROM activity;
+DROP TABLE activity;
+ALTER TABLE activity_v2 RENAME TO activity;
+CREATE INDEX activity_team ON activity(team_id, id);
+
+CREATE TABLE shells (
+    id                TEXT PRIMARY KEY,          -- bg-1a2b3c
+    team_id           INTEGER REFERENCES teams(id) ON DELETE SET NULL,
+    agent             TEXT,                      -- name@team it is attributed to
+    command           TEXT NOT NULL,             -- JSON argv
+    cwd               TEXT NOT NULL,
+    env               TEXT NOT NULL DEFAULT '[]',-- JSON ["K=V", ...] given with --env
+    status            TEXT NOT NULL CHECK (status IN
+                          ('starting', 'running', 'completed', 'killed', 'timed_out', 'failed')),
+    pid               INTEGER,
+    pid_start         INTEGER,                   -- start time, to recognise pid reuse
+    supervisor_pid    INTEGER,
+    supervisor_start  INTEGER,
+    timeout_ms        INTEGER,
+    output_limit      INTEGER,
+    output_file       TEXT NOT NULL,
+    output_truncated  INTEGER NOT NULL DEFAULT 0,
+    kill_requested_by TEXT,
+    started_at        INTEGER NOT NULL,
+    ended_at          INTEGER,
+    exit_code         INTEGER,
+    signal            TEXT,
+    error             TEXT
+);
+CREATE INDEX shells_status ON shells(status, started_at);
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

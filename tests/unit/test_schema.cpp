@@ -33,20 +33,31 @@ void seed(SQLite::Database& db, int version) {
             INSERT INTO activity (team_id, at, actor, type) VALUES (1, 5, 'lead@web', 'team_created');
         )sql");
     }
+    if (version >= 2) {
+        db.exec(R"sql(
+            INSERT INTO shells (id, team_id, command, cwd, status, output_file, started_at)
+                VALUES ('bg-000001', 1, '["true"]', '/', 'completed', '/x', 5);
+            INSERT INTO activity (team_id, at, actor, type) VALUES (NULL, 6, 'user', 'shell_started');
+        )sql");
+    }
 }
 
 void check_seed_kept(SQLite::Database& db, int version) {
     if (version >= 1) {
         CHECK(db.execAndGet("SELECT name FROM teams WHERE id = 1").getString() == "web");
         CHECK(db.execAndGet("SELECT count(*) FROM agents").getInt() == 1);
-        CHECK(db.execAndGet("SELECT type FROM activity").getString() == "team_created");
+        CHECK(db.execAndGet("SELECT type FROM activity WHERE id = 1").getString() == "team_created");
+    }
+    if (version >= 2) {
+        CHECK(db.execAndGet("SELECT status FROM shells").getString() == "completed");
+        CHECK(db.execAndGet("SELECT count(*) FROM activity WHERE team_id IS NULL").getInt() == 1);
     }
 }
 
 }  // namespace
 
 TEST_CASE("every older schema version migrates to the current one, data kept", "[schema]") {
-    for (int from = 0; from < kSchemaVersion; ++from) {
+    for (int from = 0; from <= kSchemaVersion; ++from) {
         DYNAMIC_SECTION("from version " << from) {
             TempDir tmp;
             {

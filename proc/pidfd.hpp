@@ -1,0 +1,46 @@
+// A process handle that cannot be fooled by pid reuse (FIELD-NOTES "Killing"): pidfd_open(2) the
+// pid, then check that the process behind it has the start time we recorded. Signals go through
+// the pidfd, and poll(2) on it wakes the instant the process ends.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace team::proc {
+
+class Pidfd {
+public:
+    // The process `pid` if it exists and started at `start_time`; nothing if it is gone or the
+    // pid now belongs to another process. A start_time of 0 skips the check (for a child we
+    // have just forked and not yet waited for, whose pid cannot have been reused).
+    static std::optional<Pidfd> open(pid_t pid, std::uint64_t start_time);
+
+    ~Pidfd();
+    Pidfd(Pidfd&& other) noexcept;
+    Pidfd& operator=(Pidfd&& other) noexcept;
+    Pidfd(const Pidfd&) = delete;
+    Pidfd& operator=(const Pidfd&) = delete;
+
+    pid_t pid() const { return pid_; }
+    int fd() const { return fd_; }
+
+    // Sends `sig`. False when the process has already ended (not an error: it is gone).
+    bool signal(int sig) const;
+    // Whether the process has ended (it may still be a zombie waiting to be reaped).
+    bool exited() const;
+
+private:
+    Pidfd(int fd, pid_t pid) : fd_(fd), pid_(pid) {}
+    int fd_ = -1;
+    pid_t pid_ = 0;
+};
+
+// Waits until every process in `fds` has ended or `deadline` passes, waking at each exit.
+// Returns true when all have ended.
+bool wait_all_exited(const std::vector<Pidfd>& fds, std::chrono::steady_clock::time_point deadline);
+
+}  // namespace team::proc

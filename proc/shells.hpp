@@ -1,0 +1,123 @@
+// Background shells (SPEC 8): commands that run detached under their own supervisor, outlive
+// the command that started them, and can be listed, watched, waited on, timed out and killed.
+//
+// `start` records the shell and forks a detached supervisor (`team __supervise ID`, see
+// supervise()), which starts the command, writes its output to <home>/shells/ID.out and records
+// how it ended. A kill is done by the caller itself, on the whole tree below the supervisor, so
+// it works even when the supervisor is stuck; the supervisor then records the end. If the
+// supervisor is killed, its command dies with it (PR_SET_PDEATHSIG), and the next command that
+// looks at the shell ends what is left (found by the TEAM_SHELL_ID in its environment) and
+// records it as killed: nothing runs on unrecorded.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/time.hpp"
+#include "proc/supervisor.hpp"
+#include "state/store.hpp"
+
+namespace team::proc {
+
+using Millis = std::chrono::milliseconds;
+
+struct ShellRecord {
+    std::string id;
+    std::optional<std::int64_t> team_id;
+    std::optional<std::string> agent;  // name@team
+    std::vector<std::string> command;
+    std::string cwd;
+    std::vector<std::string> env;  // the --env entries
+    std::string status;            // starting running completed killed timed_out failed
+    std::optional<std::int64_t> pid, pid_start, supervisor_pid, supervisor_start;
+    std::optional<std::int64_t> timeout_ms, output_limit;
+    std::string output_file;
+    bool output_truncated = false;
+    std::optional<std::string> kill_requested_by;
+    EpochMs started_at = 0;
+    std::optional<EpochMs> ended_at;
+    std::optional<int> exit_code;
+    std::optional<std::string> signal;
+    std::optional<std::string> error;
+
+    bool running() const { return status == "starting" || status == "running"; }
+};
+
+// SPEC 8 "Shell JSON", plus "team" and "error".
+nlohmann::json to_json(const ShellRecord& shell);
+// {"exitCode": n|null, "signal": "SIGKILL"|null}, or null while running.
+nlohmann::json exit_status_json(const ShellRecord& shell);
+
+struct ShellStart {
+    std::vector<std::string> argv;
+    std::string cwd;
+    std::vector<std::string> env;  // "K=V" added to the caller's environment
+    std::optional<Millis> timeout;
+    std::optional<std::int64_t> output_limit;  // bytes of output kept (the end)
+    std::optional<std::int64_t> team_id;
+    std::optional<std::string> agent;
+    std::string actor;  // who asked, for the activity log
+};
+
+struct KillResult {
+    bool success = false;
+    std::string signal_sent = "none";
+    bool force_killed = false;
+    ShellRecord shell;
+    std::optional<std::string> error;
+};
+
+struct OutputSlice {
+    std::string output;
+    bool truncated = false;
+};
+
+class Shells {
+public:
+    Shells(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+
+    // Starts the shell and returns once its command runs. Throws `failed` (the record stays,
+    // status failed) when the command cannot be started, `usage` for bad input.
+    ShellRecord start(const ShellStart& request);
+
+    // The shell, brought up to date first (see reconcile). Not found: "Shell not found: ID".
+    ShellRecord get(const std::string& id);
+    // Running shells (all: finished ones too), oldest first.
+    std::vector<ShellRecord> list(bool all, const std::optional<std::string>& agent);
+
+    // Signals the whole tree, waits up to `timeout`, then SIGKILL unless !force.
+    KillResult kill(const std::string& id, int sig, Millis timeout, bool force,
+                    const std::string& actor);
+    // Blocks until the shell has ended; nothing when `timeout` ran out first.
+    std::optional<ShellRecord> wait(const std::string& id, std::optional<Millis> timeout);
+    // Kills it if running, deletes its output and forgets it.
+    void release(const std::string& id, const std::string& actor);
+    // Releases finished shells that ended more than `older_than` ago; returns their ids.
+    std::vector<std::string> gc(Millis older_than, const std::string& actor);
+
+    // What it printed: all of it, or the last `limit` bytes cut on a UTF-8 boundary.
+    OutputSlice output(const ShellRecord& shell, std::optional<std::size_t> limit);
+
+    // The body of the hidden `team __supervise ID`: runs the shell's command to its end and
+    // records it. `ready_fd` receives "ok PID" or "err MESSAGE" once the command runs or failed.
+    static int supervise(Store& store, const std::string& id, int ready_fd);
+
+    std::filesystem::path shells_dir() const { return store_.home() / "shells"; }
+
+private:
+    std::optional<ShellRecord> find(const std::string& id);
+    // A shell recorded as running whose supervisor is gone: ends what is left of it and
+    // records that. True if the record changed.
+    bool reconcile(ShellRecord& shell);
+    void finish_lost(ShellRecord& shell, const std::string& why);
+
+    Store& store_;
+    const Clock& clock_;
+};
+
+}  // namespace team::proc

@@ -1,0 +1,272 @@
+#include "proc/supervisor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <linux/close_range.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/error.hpp"
+#include "proc/process_table.hpp"
+#include "proc/signals.hpp"
+#include "proc/terminate.hpp"
+
+namespace team::proc {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kTakenSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP};
+
+// How long leftovers of a command that ended get to go after SIGTERM, before SIGKILL.
+constexpr std::chrono::milliseconds kLeftoverGrace{1000};
+
+std::string env_value(const std::vector<std::string>& env, const std::string& key) {
+    for (const auto& kv : env) {
+        if (kv.size() > key.size() && kv.compare(0, key.size(), key) == 0 && kv[key.size()] == '=') {
+            return kv.substr(key.size() + 1);
+        }
+    }
+    return {};
+}
+
+bool is_executable_file(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// In the child, between fork and exec: only async-signal-safe calls. Reports errno through
+// `error_fd` and exits when a step fails.
+[[noreturn]] void exec_child(const LaunchSpec& spec, const char* program, char* const* argv,
+                             char* const* envp, int output_fd, int error_fd, pid_t supervisor) {
+    auto fail = [&](int stage) {
+        int report[2] = {stage, errno};
+        (void)!::write(error_fd, report, sizeof report);
+        ::_exit(127);
+    };
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != supervisor) ::_exit(127);  // the supervisor died before the prctl
+    if (spec.foreground_tty && ::isatty(STDIN_FILENO)) {
+        // The command must own the terminal to read from it (interactive programs).
+        ::signal(SIGTTOU, SIG_IGN);
+        ::tcsetpgrp(STDIN_FILENO, ::getpid());
+        ::signal(SIGTTOU, SIG_DFL);
+    }
+    if (spec.null_stdin) {
+        int null_fd = ::open("/dev/null", O_RDONLY);
+        if (null_fd < 0) fail(1);
+        ::dup2(null_fd, STDIN_FILENO);
+        ::close(null_fd);
+    }
+    if (output_fd >= 0) {
+        ::dup2(output_fd, STDOUT_FILENO);
+        ::dup2(output_fd, STDERR_FILENO);
+    }
+    if (::chdir(spec.cwd.c_str()) != 0) fail(2);
+    // Only stdin, stdout and stderr reach the command: every other descriptor this process
+    // holds (inherited from whoever started team) closes at exec.
+    ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+    // Restore what the supervisor changed: the signal mask and dispositions.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig = 1; sig < NSIG; ++sig) {
+        if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+    }
+    ::execve(program, argv, envp);
+    fail(3);
+    ::_exit(127);
+}
+
+}  // namespace
+
+std::optional<std::string> find_program(const std::string& program, const std::string& path) {
+    if (program.empty()) return std::nullopt;
+    if (program.find('/') != std::string::npos) {
+        if (is_executable_file(program)) return program;
+        return std::nullopt;
+    }
+    std::string dirs = path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path;
+    for (size_t start = 0; start <= dirs.size();) {
+        size_t end = dirs.find(':', start);
+        if (end == std::string::npos) end = dirs.size();
+        std::string dir = dirs.substr(start, end - start);
+        std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+        if (is_executable_file(candidate)) return candidate;
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+Supervisor::Supervisor() {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : kTakenSignals) sigaddset(&set, sig);
+    ::sigprocmask(SIG_BLOCK, &set, nullptr);
+    signal_fd_ = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (signal_fd_ < 0) throw failed(std::string("signalfd: ") + std::strerror(errno));
+}
+
+Supervisor::~Supervisor() {
+    if (signal_fd_ >= 0) ::close(signal_fd_);
+    if (output_fd_ >= 0) ::close(output_fd_);
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : kTakenSignals) sigaddset(&set, sig);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+pid_t Supervisor::start(const LaunchSpec& spec) {
+    spec_ = spec;
+    if (spec.argv.empty()) throw usage_error("no command given");
+    auto program = find_program(spec.argv[0], env_value(spec.env, "PATH"));
+    if (!program) {
+        bool exists = spec.argv[0].find('/') != std::string::npos && ::access(spec.argv[0].c_str(), F_OK) == 0;
+        throw failed("cannot run " + quote(spec.argv[0]) + ": " +
+                     (exists ? "it is not an executable file" : "command not found"));
+    }
+    std::vector<char*> argv, envp;
+    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+
+    int out[2] = {-1, -1};
+    if (spec.capture_output && ::pipe2(out, O_CLOEXEC) != 0) {
+        throw failed(std::string("pipe: ") + std::strerror(errno));
+    }
+    int err[2];
+    if (::pipe2(err, O_CLOEXEC) != 0) throw failed(std::string("pipe: ") + std::strerror(errno));
+
+    pid_t self = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0) throw failed(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) exec_child(spec, program->c_str(), argv.data(), envp.data(), out[1], err[1], self);
+
+    ::close(err[1]);
+    if (out[1] >= 0) ::close(out[1]);
+    output_fd_ = out[0];
+    child_ = pid;
+    // Also set here, so the group exists whichever of parent and child runs first.
+    ::setpgid(pid, pid);
+
+    int report[2];
+    ssize_t n;
+    do {
+        n = ::read(err[0], report, sizeof report);
+    } while (n < 0 && errno == EINTR);
+    ::close(err[0]);
+    if (n == sizeof report) {
+        ::waitpid(pid, nullptr, 0);
+        child_ = 0;
+        const char* what = report[0] == 2 ? "cannot change to directory " : "cannot run ";
+        std::string target = report[0] == 2 ? spec.cwd : spec.argv[0];
+        throw failed(what + quote(target) + ": " + std::strerror(report[1]));
+    }
+    child_start_ = start_time_of(pid).value_or(0);
+    return pid;
+}
+
+void Supervisor::reap(RunOutcome& outcome) {
+    for (;;) {
+        int status = 0;
+        pid_t pid = ::waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) return;
+        if (pid == child_) {
+            child_done_ = true;
+            if (WIFEXITED(status)) {
+                outcome.status.exit_code = WEXITSTATUS(status);
+            } else if (WIFSIGNALED(status)) {
+                outcome.status.signal = WTERMSIG(status);
+            }
+        }
+    }
+}
+
+void Supervisor::end_tree(int sig, std::chrono::milliseconds grace) {
+    TreeTarget target;
+    target.root = ::getpid();
+    target.pgid = child_done_ ? 0 : child_;
+    terminate_tree(target, sig, grace, true);
+}
+
+RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_output) {
+    RunOutcome outcome;
+    std::optional<Clock::time_point> deadline;
+    if (spec_.timeout) deadline = Clock::now() + *spec_.timeout;
+    bool cleaned_up = false;
+    char buf[65536];
+
+    for (;;) {
+        if (child_done_ && !cleaned_up) {
+            // The command ended: whatever it left behind (escaped daemons, background jobs)
+            // goes too, so that nothing of it runs on unrecorded.
+            if (!find_tree({::getpid(), 0, false, 0, ""}).empty()) end_tree(SIGTERM, kLeftoverGrace);
+            cleaned_up = true;
+        }
+        if (cleaned_up && output_fd_ < 0) {
+            RunOutcome rest = outcome;
+            reap(rest);
+            if (::waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD) return outcome;
+        }
+
+        pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {output_fd_, POLLIN, 0}};
+        int count = output_fd_ >= 0 ? 2 : 1;
+        int wait_ms = -1;
+        if (deadline && !child_done_) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+            wait_ms = static_cast<int>(std::max<long long>(0, left));
+        }
+        if (cleaned_up && output_fd_ < 0) wait_ms = 50;  // children still being reaped
+        int rc = ::poll(fds, count, wait_ms);
+        if (rc < 0 && errno != EINTR) throw failed(std::string("poll: ") + std::strerror(errno));
+
+        if (deadline && !child_done_ && Clock::now() >= *deadline) {
+            outcome.timed_out = true;
+            deadline.reset();
+            end_tree(spec_.timeout_signal, spec_.grace);
+        }
+        if (rc > 0 && (fds[0].revents & POLLIN)) {
+            signalfd_siginfo info;
+            while (::read(signal_fd_, &info, sizeof info) == sizeof info) {
+                int sig = static_cast<int>(info.ssi_signo);
+                if (sig == SIGCHLD) continue;
+                if (!child_done_) {
+                    outcome.interrupted = true;
+                    end_tree(sig == SIGINT ? SIGINT : SIGTERM, spec_.grace);
+                }
+            }
+            reap(outcome);
+        }
+        if (count == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            ssize_t n = ::read(output_fd_, buf, sizeof buf);
+            if (n > 0) {
+                on_output(std::string_view(buf, static_cast<size_t>(n)));
+            } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+                ::close(output_fd_);
+                output_fd_ = -1;
+            }
+        }
+        reap(outcome);
+    }
+}
+
+std::string describe(const ExitStatus& status) {
+    if (status.signal) return "killed by " + signal_name(*status.signal);
+    if (status.exit_code) return "exited with " + std::to_string(*status.exit_code);
+    return "running";
+}
+
+}  // namespace team::proc

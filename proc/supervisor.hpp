@@ -1,0 +1,89 @@
+// Runs one command to its end and leaves nothing of it behind, in the manner of podman's conmon.
+//
+// The Supervisor makes its process a child subreaper, so every descendant of the command that
+// escapes (setsid, double fork) is reparented to it and can be found and reaped. The command
+// runs in a process group of its own, with PR_SET_PDEATHSIG so that it dies if the supervisor
+// is killed. Its stdout and stderr go to a pipe that the supervisor reads (or, for a command
+// that owns a terminal, straight to that terminal). The supervisor enforces the timeout
+// (signal, grace, SIGKILL), and when the command ends, by itself or killed, it ends and reaps
+// whatever is left below it. Waits are instant: a signalfd for SIGCHLD, never a sleep loop.
+//
+// Used by `team run` (in the foreground), by `team shell start` (in a detached process, see
+// shells.hpp) and, for agents, inside their tmux panes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace team::proc {
+
+struct LaunchSpec {
+    std::vector<std::string> argv;  // argv[0] is looked up in the PATH of `env`
+    std::string cwd;
+    std::vector<std::string> env;  // the command's whole environment, "K=V"
+    bool capture_output = true;    // stdout+stderr to the supervisor; false: inherited
+    bool null_stdin = true;        // stdin from /dev/null; false: inherited
+    bool foreground_tty = false;   // make the command the terminal's foreground group
+    std::optional<std::chrono::milliseconds> timeout;
+    int timeout_signal = 15;  // SIGTERM
+    std::chrono::milliseconds grace{5000};
+};
+
+// How a process ended: exactly one of the two is set.
+struct ExitStatus {
+    std::optional<int> exit_code;
+    std::optional<int> signal;
+};
+
+struct RunOutcome {
+    ExitStatus status;
+    bool timed_out = false;    // the supervisor's timeout ended it
+    bool interrupted = false;  // SIGTERM, SIGINT or SIGHUP to the supervisor ended it
+};
+
+// The path exec would run for `program` with this PATH, or nothing if none is executable.
+std::optional<std::string> find_program(const std::string& program, const std::string& path);
+
+class Supervisor {
+public:
+    // Makes this process a child subreaper and takes SIGCHLD, SIGTERM, SIGINT and SIGHUP into
+    // a signalfd. One Supervisor per process.
+    Supervisor();
+    ~Supervisor();
+    Supervisor(const Supervisor&) = delete;
+    Supervisor& operator=(const Supervisor&) = delete;
+
+    // Starts the command. Throws a `failed` error saying why when it cannot be run (not found,
+    // not executable, bad cwd); then nothing was left running.
+    pid_t start(const LaunchSpec& spec);
+    pid_t child_pid() const { return child_; }
+    std::uint64_t child_start_time() const { return child_start_; }
+
+    // Runs until the command has ended and nothing below the supervisor is left; passes every
+    // chunk of output to `on_output` as it arrives.
+    RunOutcome run(const std::function<void(std::string_view)>& on_output);
+
+private:
+    void reap(RunOutcome& outcome);
+    void end_tree(int sig, std::chrono::milliseconds grace);
+
+    LaunchSpec spec_;
+    int signal_fd_ = -1;
+    int output_fd_ = -1;
+    pid_t child_ = 0;
+    std::uint64_t child_start_ = 0;
+    bool child_done_ = false;
+    std::vector<int> blocked_;  // the signals taken into the signalfd
+};
+
+// The name-less status as JSON shows it: {"exitCode": n|null, "signal": "SIGKILL"|null}.
+std::string describe(const ExitStatus& status);
+
+}  // namespace team::proc
