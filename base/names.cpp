@@ -53,6 +53,18 @@ void check_name(std::string_view name, std::string_view what) {
     throw usage_error("invalid " + std::string(what) + " " + quote(name) + ": " + why);
 }
 
+bool is_env_entry(std::string_view kv) {
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0) return false;
+    for (size_t i = 0; i < eq; ++i) {
+        char c = kv[i];
+        bool ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                  (i > 0 && c >= '0' && c <= '9');
+        if (!ok) return false;
+    }
+    return kv.find('\0') == std::string_view::npos;
+}
+
 std::optional<std::string> closest_name(std::string_view wrong,
                                         const std::vector<std::string>& candidates) {
     std::optional<std::string> best;

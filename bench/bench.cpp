@@ -60,6 +60,7 @@ struct Figure {
     std::function<void(Env&)> setup;     // untimed; may be empty
     std::function<double(Env&)> sample;  // one timing, in milliseconds
     std::function<void(Env&)> teardown;  // may be empty; runs even when the figure failed
+    int max_runs = 0;  // a cap on runs (and warm-up) for slow figures; 0: no cap
 };
 
 double now_ms() {
@@ -195,6 +196,29 @@ std::function<void(Env&)> create_teams(int count) {
     };
 }
 
+// Starts a background shell running `sh -c script` (untimed) and returns its id.
+std::string start_shell(const Env& env, const std::string& script) {
+    auto doc = nlohmann::json::parse(
+        run_checked(env, {env.team, "--json", "shell", "start", "--", "sh", "-c", script}));
+    return doc.at("shell_id").get<std::string>();
+}
+
+// One sample of `team shell kill`: starts a shell whose tree is `script` (untimed, and after a
+// moment so that the whole tree exists), then times the kill. `team shell kill` returns only
+// once every process of the tree has ended (it waits on a pidfd of each, then checks /proc),
+// so its time is the time from the start of the kill to the whole tree being gone.
+std::function<double(Env&)> sample_kill(std::string script, std::vector<std::string> options) {
+    return [script = std::move(script), options = std::move(options)](Env& env) {
+        std::string id = start_shell(env, script);
+        usleep(20'000);
+        std::vector<std::string> argv{env.team, "--json", "shell", "kill", id};
+        argv.insert(argv.end(), options.begin(), options.end());
+        double ms = time_run(env, argv);
+        run_checked(env, {env.team, "shell", "release", id});
+        return ms;
+    };
+}
+
 // The figures, each with what it measures and its goal (docs/performance.md has the table).
 std::vector<Figure> figures(const std::string& team) {
     std::vector<Figure> list;
@@ -215,6 +239,29 @@ std::vector<Figure> figures(const std::string& team) {
     // Goal: median <= 3 ms.
     list.push_back({"status --json, 100 teams", 3.0, create_teams(100),
                     sample_argv({team, "status", "team-050", "--json"}), nullptr});
+    // `team shell start` round trip: record, fork the detached supervisor, which starts the
+    // command and reports its pid. Each started shell is killed afterwards (untimed).
+    // Goal: median <= 10 ms.
+    list.push_back({"shell start", 10.0, nullptr,
+                    [](Env& env) {
+                        double start = now_ms();
+                        std::string out = run_checked(
+                            env, {env.team, "--json", "shell", "start", "--", "sleep", "1000"});
+                        double ms = now_ms() - start;
+                        std::string id = nlohmann::json::parse(out).at("shell_id");
+                        run_checked(env, {env.team, "shell", "release", id});
+                        return ms;
+                    },
+                    nullptr});
+    // `team shell kill` of a tree that obeys SIGTERM (a shell with two children), from the
+    // start of the kill to the whole tree gone. Goal: median <= 30 ms.
+    list.push_back({"shell kill, tree obeys SIGTERM", 30.0, nullptr,
+                    sample_kill("sleep 1000 & sleep 1000 & wait", {}), nullptr});
+    // The same for a tree that ignores SIGTERM, with --timeout 1s: SIGKILL after the second.
+    // Goal: median <= 1030 ms. Slow, so at most 15 runs.
+    list.push_back({"shell kill --timeout 1s, tree ignores SIGTERM", 1030.0, nullptr,
+                    sample_kill("trap '' TERM; sleep 1000 & sleep 1000 & wait", {"--timeout", "1s"}),
+                    nullptr, 15});
     return list;
 }
 
@@ -289,8 +336,10 @@ Result run_figure(const Figure& f, const Options& opt, std::vector<double>* base
     Env env{opt.team, dir.path, dir.path + "/home", child_environ(dir.path + "/home")};
     try {
         if (f.setup) f.setup(env);
-        for (int i = 0; i < opt.warmup; ++i) f.sample(env);
-        for (int i = 0; i < opt.runs; ++i) {
+        int runs = f.max_runs > 0 ? std::min(opt.runs, f.max_runs) : opt.runs;
+        int warmup = f.max_runs > 0 ? std::min(opt.warmup, 1) : opt.warmup;
+        for (int i = 0; i < warmup; ++i) f.sample(env);
+        for (int i = 0; i < runs; ++i) {
             r.samples.push_back(f.sample(env));
             if (baseline) baseline->push_back(time_run(env, {"/bin/true"}));
         }
@@ -330,7 +379,10 @@ std::string fmt(const char* format, double v) {
 
 // A Markdown table, so that it can be pasted into docs/performance.md as it is.
 void print_table(const Result& base, const std::vector<Result>& results) {
-    const char* line = "| %-28s | %9s | %9s | %18s | %6s | %-7s |\n";
+    size_t width = 28;
+    for (const auto& r : results) width = std::max(width, r.name.size());
+    std::string format = "| %-" + std::to_string(width) + "s | %9s | %9s | %18s | %7s | %-7s |\n";
+    const char* line = format.c_str();
     std::printf(line, "figure", "median ms", "p90 ms", "ratio to /bin/true", "goal", "verdict");
     std::printf(line, ":-", "-:", "-:", "-:", "-:", ":-");
     auto row = [&](const Result& r, bool is_base) {

@@ -12,6 +12,7 @@
 #include "base/names.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
+#include "cli/input.hpp"
 
 namespace team::cli {
 
@@ -136,6 +137,11 @@ int run(int argc, char** argv) {
     add_status_command(app);
     add_delete_command(app);
     add_activity_command(app);
+    add_spawn_command(app);
+    add_agents_command(app);
+    add_attach_command(app);
+    add_logs_command(app);
+    add_prompt_command(app);
     add_shell_command(app);
     add_run_command(app);
     add_supervise_command(app);
@@ -147,7 +153,11 @@ int run(int argc, char** argv) {
 
     try {
         check_command_word(app, argc, argv);
-        app.parse(argc, argv);
+        // What follows "--" of a command that runs a command is kept from CLI11 (see input.hpp).
+        std::vector<std::string> args = split_command_line(app, argc, argv);
+        std::vector<char*> head{argv[0]};
+        for (auto& a : args) head.push_back(a.data());
+        app.parse(static_cast<int>(head.size()), head.data());
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

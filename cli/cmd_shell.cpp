@@ -25,7 +25,8 @@ using proc::Shells;
 std::string command_line(const std::vector<std::string>& argv) {
     std::string out;
     for (const auto& a : argv) {
-        bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`;&|<>(){}*?!#~") == std::string::npos;
+        bool plain =
+            !a.empty() && a.find_first_of(" \t\n'\"\\$`;&|<>(){}*?!#~") == std::string::npos;
         out += (out.empty() ? "" : " ") + (plain ? a : quote(a));
     }
     return out;
@@ -34,7 +35,8 @@ std::string command_line(const std::vector<std::string>& argv) {
 std::string status_text(const Output& out, const ShellRecord& s) {
     if (s.status == "running" || s.status == "starting") return out.green(s.status);
     if (s.status == "completed") {
-        return s.exit_code == 0 ? s.status : out.yellow(s.status + " (" + std::to_string(*s.exit_code) + ")");
+        return s.exit_code == 0 ? s.status
+                                : out.yellow(s.status + " (" + std::to_string(*s.exit_code) + ")");
     }
     std::string detail = s.signal ? " (" + *s.signal + ")" : "";
     return out.red(s.status + detail);
@@ -60,6 +62,15 @@ std::optional<std::string> shell_agent(Context& ctx, const std::optional<TeamRec
     return std::nullopt;
 }
 
+// The team a shell belongs to, if any (for the actor of what is done to it).
+std::optional<TeamRecord> team_of(Context& ctx, const ShellRecord& shell) {
+    if (!shell.team_id) return std::nullopt;
+    for (const auto& t : ctx.teams().list(true)) {
+        if (t.id == *shell.team_id) return t;
+    }
+    return std::nullopt;
+}
+
 std::optional<TeamRecord> team_for_shells(Context& ctx, const std::string& agent) {
     if (!agent.empty()) return ctx.team();
     return ctx.named_team();
@@ -67,42 +78,51 @@ std::optional<TeamRecord> team_for_shells(Context& ctx, const std::string& agent
 
 void add_start(CLI::App& shell) {
     struct Options {
-        std::string agent, cwd, timeout;
+        std::string agent, cwd;
+        std::optional<std::string> timeout;
         std::vector<std::string> env, argv;
         std::int64_t output_limit = 0;
     };
     auto o = std::make_shared<Options>();
-    auto* cmd = add_command(shell, "start", "start CMD in the background and return at once", [o](Context& ctx) {
-        auto team = team_for_shells(ctx, o->agent);
-        proc::ShellStart request;
-        request.argv = o->argv;
-        request.cwd = o->cwd.empty() ? std::filesystem::current_path().string() : o->cwd;
-        request.env = o->env;
-        if (!o->timeout.empty()) request.timeout = parse_duration(o->timeout, "--timeout");
-        if (o->output_limit > 0) request.output_limit = o->output_limit;
-        if (team) request.team_id = team->id;
-        request.agent = shell_agent(ctx, team, o->agent);
-        request.actor = ctx.actor(team);
-        Shells shells(ctx.store(), ctx.clock());
-        ShellRecord s = shells.start(request);
-        if (ctx.out().json()) {
-            ctx.out().print_json({{"success", true}, {"shell_id", s.id}, {"pid", s.pid ? nlohmann::json(*s.pid) : nullptr},
-                                  {"output_file", s.output_file}});
-        } else {
-            ctx.out().line("started " + s.id + " (pid " + std::to_string(s.pid.value_or(0)) + "): " +
-                           command_line(s.command));
-            ctx.out().line("output: " + s.output_file);
-        }
-        return 0;
-    });
-    cmd->add_option("--agent", o->agent, "attribute the shell to this agent of the team")->type_name("NAME");
-    cmd->add_option("--cwd", o->cwd, "where CMD runs (default: the current directory)")->type_name("DIR");
-    cmd->add_option("--env", o->env, "an environment variable for CMD (repeatable)")->type_name("K=V");
-    cmd->add_option("--timeout", o->timeout, "kill CMD (SIGTERM, 5s, SIGKILL) after this long")->type_name("DUR");
-    cmd->add_option("--output-limit", o->output_limit, "keep only the last BYTES of output (default 16 MiB)")
+    auto* cmd = add_command(
+        shell, "start", "start CMD in the background and return at once", [o](Context& ctx) {
+            auto team = team_for_shells(ctx, o->agent);
+            proc::ShellStart request;
+            request.argv = o->argv;
+            request.cwd = o->cwd.empty() ? std::filesystem::current_path().string() : o->cwd;
+            request.env = o->env;
+            if (o->timeout) request.timeout = parse_duration(*o->timeout, "--timeout");
+            if (o->output_limit > 0) request.output_limit = o->output_limit;
+            if (team) request.team_id = team->id;
+            request.agent = shell_agent(ctx, team, o->agent);
+            request.actor = ctx.actor(team);
+            Shells shells(ctx.store(), ctx.clock());
+            ShellRecord s = shells.start(request);
+            if (ctx.out().json()) {
+                ctx.out().print_json({{"success", true},
+                                      {"shell_id", s.id},
+                                      {"pid", s.pid ? nlohmann::json(*s.pid) : nullptr},
+                                      {"output_file", s.output_file}});
+            } else {
+                ctx.out().line("started " + s.id + " (pid " + std::to_string(s.pid.value_or(0)) +
+                               "): " + command_line(s.command));
+                ctx.out().line("output: " + s.output_file);
+            }
+            return 0;
+        });
+    cmd->add_option("--agent", o->agent, "attribute the shell to this agent of the team")
+        ->type_name("NAME");
+    cmd->add_option("--cwd", o->cwd, "where CMD runs (default: the current directory)")
+        ->type_name("DIR");
+    verbatim(cmd->add_option("--env", o->env, "an environment variable for CMD (repeatable)"))
+        ->type_name("K=V");
+    optional_value(cmd, "--timeout", o->timeout, "kill CMD (SIGTERM, 5s, SIGKILL) after this long")
+        ->type_name("DUR");
+    cmd->add_option("--output-limit", o->output_limit,
+                    "keep only the last BYTES of output (default 16 MiB)")
         ->type_name("BYTES")
         ->check(whole_number(1));
-    cmd->add_option("CMD", o->argv, "the command and its arguments, run as given (no shell)")->required();
+    command_argument(cmd, o->argv);
     cmd->footer(
         "Put -- before CMD when its arguments start with '-'.\n"
         "Example: team shell start --timeout 10m -- make -j2 test");
@@ -114,35 +134,42 @@ void add_list(CLI::App& shell) {
         std::string agent;
     };
     auto o = std::make_shared<Options>();
-    auto* cmd = add_command(shell, "list", "running background shells: id, command, started, status", [o](Context& ctx) {
-        if (!ctx.has_store()) {
-            if (ctx.out().json()) ctx.out().print_json(nlohmann::json::array());
-            else ctx.out().line("no shells");
+    auto* cmd = add_command(
+        shell, "list", "running background shells: id, command, started, status",
+        [o](Context& ctx) {
+            if (!ctx.has_store()) {
+                if (ctx.out().json())
+                    ctx.out().print_json(nlohmann::json::array());
+                else
+                    ctx.out().line("no shells");
+                return 0;
+            }
+            std::optional<std::string> agent;
+            if (!o->agent.empty())
+                agent = Caller(ctx.teams().resolve_caller(ctx.team(), o->agent)).id();
+            Shells shells(ctx.store(), ctx.clock());
+            auto list = shells.list(o->all, agent);
+            if (ctx.out().json()) {
+                nlohmann::json doc = nlohmann::json::array();
+                for (const auto& s : list) doc.push_back(proc::to_json(s));
+                ctx.out().print_json(doc);
+                return 0;
+            }
+            if (list.empty()) {
+                ctx.out().line(o->all ? "no shells"
+                                      : "no running shells (--all shows finished ones)");
+                return 0;
+            }
+            Table table({"ID", "COMMAND", "STARTED", "STATUS", "AGENT"});
+            auto now = ctx.clock().now();
+            for (const auto& s : list) {
+                table.add({s.id, cell(command_line(s.command), 50),
+                           relative_time(s.started_at, now), status_text(ctx.out(), s),
+                           s.agent.value_or("")});
+            }
+            table.print(ctx.out());
             return 0;
-        }
-        std::optional<std::string> agent;
-        if (!o->agent.empty()) agent = Caller(ctx.teams().resolve_caller(ctx.team(), o->agent)).id();
-        Shells shells(ctx.store(), ctx.clock());
-        auto list = shells.list(o->all, agent);
-        if (ctx.out().json()) {
-            nlohmann::json doc = nlohmann::json::array();
-            for (const auto& s : list) doc.push_back(proc::to_json(s));
-            ctx.out().print_json(doc);
-            return 0;
-        }
-        if (list.empty()) {
-            ctx.out().line(o->all ? "no shells" : "no running shells (--all shows finished ones)");
-            return 0;
-        }
-        Table table({"ID", "COMMAND", "STARTED", "STATUS", "AGENT"});
-        auto now = ctx.clock().now();
-        for (const auto& s : list) {
-            table.add({s.id, cell(command_line(s.command), 50), relative_time(s.started_at, now),
-                       status_text(ctx.out(), s), s.agent.value_or("")});
-        }
-        table.print(ctx.out());
-        return 0;
-    });
+        });
     cmd->add_flag("--all", o->all, "also list finished shells");
     cmd->add_option("--agent", o->agent, "only the shells of this agent")->type_name("NAME");
     cmd->footer("Example: team shell list --all --json");
@@ -166,7 +193,8 @@ void add_status(CLI::App& shell) {
         out.line(out.bold("started") + "   " + relative_time(s.started_at, now));
         if (s.ended_at) out.line(out.bold("ended") + "     " + relative_time(*s.ended_at, now));
         if (s.agent) out.line(out.bold("agent") + "     " + *s.agent);
-        if (s.timeout_ms) out.line(out.bold("timeout") + "   " + format_duration(Millis(*s.timeout_ms)));
+        if (s.timeout_ms)
+            out.line(out.bold("timeout") + "   " + format_duration(Millis(*s.timeout_ms)));
         if (s.error) out.line(out.bold("error") + "     " + cell(*s.error, 200));
         out.line(out.bold("output") + "    " + s.output_file);
         return 0;
@@ -182,46 +210,51 @@ void add_output(CLI::App& shell) {
         bool follow = false;
     };
     auto o = std::make_shared<Options>();
-    auto* cmd = add_command(shell, "output", "what the shell printed (stdout and stderr together)", [o](Context& ctx) {
-        Shells shells(ctx.store(), ctx.clock());
-        ShellRecord s = shells.get(o->id);
-        std::optional<std::size_t> limit;
-        if (o->limit > 0) limit = static_cast<std::size_t>(o->limit);
-        if (!o->follow) {
-            auto slice = shells.output(s, limit);
-            if (ctx.out().json()) {
-                ctx.out().print_json({{"output", slice.output}, {"truncated", slice.truncated},
-                                      {"exitStatus", proc::exit_status_json(s)}});
-            } else {
-                write_raw(slice.output);
-            }
-            return 0;
-        }
-        // --follow: what is there, then what comes, until the shell has ended.
-        std::filesystem::path file = s.output_file;
-        ChangeWatch file_watch(file.parent_path(), file.filename().string());
-        ChangeWatch store_watch(ctx.store().home());
-        std::size_t offset = 0;
-        for (;;) {
-            s = shells.get(o->id);
-            bool ended = !s.running();
-            auto all = shells.output(s, std::nullopt).output;
-            if (offset == 0 && limit && all.size() > *limit) offset = all.size() - *limit;
-            if (all.size() < offset) offset = 0;  // compacted by --output-limit
-            std::string_view fresh(all.data() + offset, all.size() - offset);
-            if (!fresh.empty()) {
-                if (ctx.out().json()) ctx.out().print_json({{"output", fresh}});
-                else write_raw(fresh);
-                offset = all.size();
-            }
-            if (ended) {
-                if (ctx.out().json()) ctx.out().print_json({{"exitStatus", proc::exit_status_json(s)}});
+    auto* cmd = add_command(
+        shell, "output", "what the shell printed (stdout and stderr together)", [o](Context& ctx) {
+            Shells shells(ctx.store(), ctx.clock());
+            ShellRecord s = shells.get(o->id);
+            std::optional<std::size_t> limit;
+            if (o->limit > 0) limit = static_cast<std::size_t>(o->limit);
+            if (!o->follow) {
+                auto slice = shells.output(s, limit);
+                if (ctx.out().json()) {
+                    ctx.out().print_json({{"output", slice.output},
+                                          {"truncated", slice.truncated},
+                                          {"exitStatus", proc::exit_status_json(s)}});
+                } else {
+                    write_raw(slice.output);
+                }
                 return 0;
             }
-            file_watch.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5),
-                                  {store_watch.fd()});
-        }
-    });
+            // --follow: what is there, then what comes, until the shell has ended.
+            std::filesystem::path file = s.output_file;
+            ChangeWatch file_watch(file.parent_path(), file.filename().string());
+            ChangeWatch store_watch(ctx.store().home());
+            std::size_t offset = 0;
+            for (;;) {
+                s = shells.get(o->id);
+                bool ended = !s.running();
+                auto all = shells.output(s, std::nullopt).output;
+                if (offset == 0 && limit && all.size() > *limit) offset = all.size() - *limit;
+                if (all.size() < offset) offset = 0;  // compacted by --output-limit
+                std::string_view fresh(all.data() + offset, all.size() - offset);
+                if (!fresh.empty()) {
+                    if (ctx.out().json())
+                        ctx.out().print_json({{"output", fresh}});
+                    else
+                        write_raw(fresh);
+                    offset = all.size();
+                }
+                if (ended) {
+                    if (ctx.out().json())
+                        ctx.out().print_json({{"exitStatus", proc::exit_status_json(s)}});
+                    return 0;
+                }
+                file_watch.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5),
+                                      {store_watch.fd()});
+            }
+        });
     cmd->add_option("ID", o->id, "the shell")->required();
     cmd->add_option("--limit", o->limit, "only the last BYTES (never cutting a UTF-8 character)")
         ->type_name("BYTES")
@@ -232,27 +265,30 @@ void add_output(CLI::App& shell) {
 
 void add_wait(CLI::App& shell) {
     struct Options {
-        std::string id, timeout;
+        std::string id;
+        std::optional<std::string> timeout;
     };
     auto o = std::make_shared<Options>();
-    auto* cmd = add_command(shell, "wait", "block until the shell ends; exit 124 on --timeout", [o](Context& ctx) {
-        std::optional<Millis> timeout;
-        if (!o->timeout.empty()) timeout = parse_duration(o->timeout, "--timeout");
-        Shells shells(ctx.store(), ctx.clock());
-        auto s = shells.wait(o->id, timeout);
-        if (!s) throw Error(ErrorCode::timeout, o->id + " still running after " + o->timeout);
-        if (ctx.out().json()) {
-            ctx.out().print_json(proc::exit_status_json(*s));
-        } else {
-            ctx.out().line(s->id + " " + s->status + ": " +
-                           (s->signal ? "killed by " + *s->signal
-                                      : s->exit_code ? "exit code " + std::to_string(*s->exit_code)
-                                                     : s->error.value_or("no exit status")));
-        }
-        return 0;
-    });
+    auto* cmd = add_command(
+        shell, "wait", "block until the shell ends; exit 124 on --timeout", [o](Context& ctx) {
+            std::optional<Millis> timeout;
+            if (o->timeout) timeout = parse_duration(*o->timeout, "--timeout");
+            Shells shells(ctx.store(), ctx.clock());
+            auto s = shells.wait(o->id, timeout);
+            if (!s) throw Error(ErrorCode::timeout, o->id + " still running after " + *o->timeout);
+            if (ctx.out().json()) {
+                ctx.out().print_json(proc::exit_status_json(*s));
+            } else {
+                ctx.out().line(s->id + " " + s->status + ": " +
+                               (s->signal      ? "killed by " + *s->signal
+                                : s->exit_code ? "exit code " + std::to_string(*s->exit_code)
+                                               : s->error.value_or("no exit status")));
+            }
+            return 0;
+        });
     cmd->add_option("ID", o->id, "the shell")->required();
-    cmd->add_option("--timeout", o->timeout, "give up after this long (exit 124)")->type_name("DUR");
+    optional_value(cmd, "--timeout", o->timeout, "give up after this long (exit 124)")
+        ->type_name("DUR");
     cmd->footer("Example: team shell wait bg-1a2b3c --timeout 30s --json");
 }
 
@@ -262,60 +298,71 @@ void add_kill(CLI::App& shell) {
         bool no_force = false;
     };
     auto o = std::make_shared<Options>();
-    auto* cmd = add_command(shell, "kill", "signal the shell's whole process tree, then SIGKILL what is left", [o](Context& ctx) {
-        nlohmann::json doc = {{"success", false}, {"shell_id", o->id}, {"signal_sent", "none"},
-                              {"force_killed", false}, {"exit_code", nullptr}, {"exitStatus", nullptr},
-                              {"error", nullptr}};
-        auto finish = [&](int code) {
-            if (ctx.out().json()) {
-                ctx.out().print_json(doc);
-            } else if (doc["success"] == true) {
-                std::string how = doc["exitStatus"].is_null() ? "" : doc["exitStatus"]["signal"].is_string()
-                                      ? ": killed by " + doc["exitStatus"]["signal"].get<std::string>()
-                                      : ": exit code " + doc["exitStatus"]["exitCode"].dump();
-                ctx.out().line(doc["signal_sent"] == "none"
-                                   ? o->id + ": " + doc["error"].get<std::string>()
-                                   : "killed " + o->id + " (" + doc["signal_sent"].get<std::string>() +
-                                         (doc["force_killed"] == true ? ", then SIGKILL" : "") + ")" + how);
-            } else {
-                std::string text = "team: error: " + doc["error"].get<std::string>() + "\n";
-                std::fwrite(text.data(), 1, text.size(), stderr);
-            }
-            return code;
-        };
-        int sig = proc::parse_signal(o->signal, "--signal", true);
-        Millis timeout = parse_duration(o->timeout, "--timeout");
-        if (!ctx.has_store()) {
-            doc["error"] = "Shell not found: " + o->id;
-            return finish(3);
-        }
-        Shells shells(ctx.store(), ctx.clock());
-        proc::KillResult r;
-        try {
-            auto shell = shells.get(o->id);
-            std::optional<TeamRecord> team;
-            if (shell.team_id) {
-                for (const auto& t : ctx.teams().list(true)) {
-                    if (t.id == *shell.team_id) team = t;
+    auto* cmd = add_command(
+        shell, "kill", "signal the shell's whole process tree, then SIGKILL what is left",
+        [o](Context& ctx) {
+            nlohmann::json doc = {{"success", false},      {"shell_id", o->id},
+                                  {"signal_sent", "none"}, {"force_killed", false},
+                                  {"exit_code", nullptr},  {"exitStatus", nullptr},
+                                  {"error", nullptr}};
+            auto finish = [&](int code) {
+                if (ctx.out().json()) {
+                    ctx.out().print_json(doc);
+                } else if (doc["success"] == true) {
+                    std::string how =
+                        doc["exitStatus"].is_null() ? ""
+                        : doc["exitStatus"]["signal"].is_string()
+                            ? ": killed by " + doc["exitStatus"]["signal"].get<std::string>()
+                            : ": exit code " + doc["exitStatus"]["exitCode"].dump();
+                    ctx.out().line(doc["signal_sent"] == "none"
+                                       ? o->id + ": " + doc["error"].get<std::string>()
+                                       : "killed " + o->id + " (" +
+                                             doc["signal_sent"].get<std::string>() +
+                                             (doc["force_killed"] == true ? ", then SIGKILL" : "") +
+                                             ")" + how);
+                } else {
+                    std::string text = "team: error: " + doc["error"].get<std::string>() + "\n";
+                    std::fwrite(text.data(), 1, text.size(), stderr);
                 }
+                return code;
+            };
+            int sig = 0;
+            Millis timeout{};
+            try {
+                sig = proc::parse_signal(o->signal, "--signal", true);
+                timeout = parse_duration(o->timeout, "--timeout");
+            } catch (const Error& e) {
+                doc["error"] = e.what();  // the kill keeps its shape on every error (SPEC 1.4)
+                return finish(exit_code(e.code()));
             }
-            r = shells.kill(o->id, sig, timeout, !o->no_force, ctx.actor(team));
-        } catch (const Error& e) {
-            if (e.code() != ErrorCode::not_found) throw;
-            doc["error"] = e.what();
-            return finish(3);
-        }
-        doc["success"] = r.success;
-        doc["signal_sent"] = r.signal_sent;
-        doc["force_killed"] = r.force_killed;
-        doc["exit_code"] = r.shell.exit_code ? nlohmann::json(*r.shell.exit_code) : nullptr;
-        doc["exitStatus"] = proc::exit_status_json(r.shell);
-        doc["error"] = r.error ? nlohmann::json(*r.error) : nullptr;
-        return finish(r.success ? 0 : 1);
-    });
+            if (!ctx.has_store()) {
+                doc["error"] = "Shell not found: " + o->id;
+                return finish(3);
+            }
+            Shells shells(ctx.store(), ctx.clock());
+            proc::KillResult r;
+            try {
+                auto shell = shells.get(o->id);
+                r = shells.kill(o->id, sig, timeout, !o->no_force, ctx.actor(team_of(ctx, shell)));
+            } catch (const Error& e) {
+                if (e.code() != ErrorCode::not_found) throw;
+                doc["error"] = e.what();
+                return finish(3);
+            }
+            doc["success"] = r.success;
+            doc["signal_sent"] = r.signal_sent;
+            doc["force_killed"] = r.force_killed;
+            doc["exit_code"] = r.shell.exit_code ? nlohmann::json(*r.shell.exit_code) : nullptr;
+            doc["exitStatus"] = proc::exit_status_json(r.shell);
+            doc["error"] = r.error ? nlohmann::json(*r.error) : nullptr;
+            return finish(r.success ? 0 : 1);
+        });
     cmd->add_option("ID", o->id, "the shell")->required();
-    cmd->add_option("--signal", o->signal, "the first signal: SIGTERM (default), SIGINT or SIGKILL")->type_name("SIG");
-    cmd->add_option("--timeout", o->timeout, "how long the tree gets to end before SIGKILL (default 5s)")->type_name("DUR");
+    cmd->add_option("--signal", o->signal, "the first signal: SIGTERM (default), SIGINT or SIGKILL")
+        ->type_name("SIG");
+    cmd->add_option("--timeout", o->timeout,
+                    "how long the tree gets to end before SIGKILL (default 5s)")
+        ->type_name("DUR");
     cmd->add_flag("--no-force", o->no_force, "never send SIGKILL; report what is still running");
     cmd->footer(
         "The signal goes to the whole tree: the process group and every descendant, also those\n"
@@ -325,40 +372,50 @@ void add_kill(CLI::App& shell) {
 
 void add_release(CLI::App& shell) {
     auto id = std::make_shared<std::string>();
-    auto* cmd = add_command(shell, "release", "kill the shell if running, delete its output, forget it", [id](Context& ctx) {
-        Shells shells(ctx.store(), ctx.clock());
-        auto s = shells.get(*id);
-        std::optional<TeamRecord> team;
-        shells.release(*id, ctx.actor(team));
-        if (ctx.out().json()) ctx.out().print_json({{"success", true}, {"shell_id", s.id}});
-        else ctx.out().line("released " + s.id);
-        return 0;
-    });
+    auto* cmd =
+        add_command(shell, "release", "kill the shell if running, delete its output, forget it",
+                    [id](Context& ctx) {
+                        Shells shells(ctx.store(), ctx.clock());
+                        auto s = shells.get(*id);
+                        shells.release(*id, ctx.actor(team_of(ctx, s)));
+                        if (ctx.out().json())
+                            ctx.out().print_json({{"success", true}, {"shell_id", s.id}});
+                        else
+                            ctx.out().line("released " + s.id);
+                        return 0;
+                    });
     cmd->add_option("ID", *id, "the shell")->required();
     cmd->footer("Example: team shell release bg-1a2b3c");
 }
 
 void add_gc(CLI::App& shell) {
     auto older = std::make_shared<std::string>("1h");
-    auto* cmd = add_command(shell, "gc", "release finished shells older than DUR", [older](Context& ctx) {
-        Millis age = parse_duration(*older, "--older-than");
-        std::vector<std::string> ids;
-        if (ctx.has_store()) {
-            Shells shells(ctx.store(), ctx.clock());
-            ids = shells.gc(age, ctx.actor(std::nullopt));
-        }
-        if (ctx.out().json()) ctx.out().print_json({{"released", ids}});
-        else ctx.out().line("released " + std::to_string(ids.size()) + " finished shell" + (ids.size() == 1 ? "" : "s"));
-        return 0;
-    });
-    cmd->add_option("--older-than", *older, "only shells that ended longer ago than this (default 1h)")->type_name("DUR");
+    auto* cmd =
+        add_command(shell, "gc", "release finished shells older than DUR", [older](Context& ctx) {
+            Millis age = parse_duration(*older, "--older-than");
+            std::vector<std::string> ids;
+            if (ctx.has_store()) {
+                Shells shells(ctx.store(), ctx.clock());
+                ids = shells.gc(age, ctx.actor(ctx.named_team()));
+            }
+            if (ctx.out().json())
+                ctx.out().print_json({{"released", ids}});
+            else
+                ctx.out().line("released " + std::to_string(ids.size()) + " finished shell" +
+                               (ids.size() == 1 ? "" : "s"));
+            return 0;
+        });
+    cmd->add_option("--older-than", *older,
+                    "only shells that ended longer ago than this (default 1h)")
+        ->type_name("DUR");
     cmd->footer("Example: team shell gc --older-than 10m");
 }
 
 }  // namespace
 
 void add_shell_command(CLI::App& app) {
-    auto* shell = app.add_subcommand("shell", "background shells: start, list, watch, wait on, kill");
+    auto* shell =
+        app.add_subcommand("shell", "background shells: start, list, watch, wait on, kill");
     shell->require_subcommand(1);
     add_start(*shell);
     add_list(*shell);
@@ -368,7 +425,8 @@ void add_shell_command(CLI::App& app) {
     add_kill(*shell);
     add_release(*shell);
     add_gc(*shell);
-    shell->footer("Shells work inside a team (--team, or TEAM_NAME in an agent's pane) or on their own.");
+    shell->footer(
+        "Shells work inside a team (--team, or TEAM_NAME in an agent's pane) or on their own.");
 }
 
 }  // namespace team::cli

@@ -6,6 +6,7 @@
 #include "cli/context.hpp"
 #include "proc/shells.hpp"
 #include "state/home.hpp"
+#include "team/agents.hpp"
 
 namespace team::cli {
 
@@ -21,6 +22,14 @@ void add_supervise_command(CLI::App& app) {
     cmd->group("");  // hidden from help
     cmd->add_option("--ready-fd", o->ready_fd);
     cmd->add_option("ID", o->id)->required();
+
+    // team __agent --home DIR ID: the supervisor inside an agent's pane (team/agents.hpp).
+    auto agent_id = std::make_shared<std::int64_t>(0);
+    auto* agent = add_command(app, "__agent", "", [agent_id](Context& ctx) {
+        return Agents::supervise(ctx.store(), *agent_id);
+    });
+    agent->group("");
+    agent->add_option("ID", *agent_id)->required();
 }
 
 }  // namespace team::cli

@@ -15,5 +15,10 @@ void add_activity_command(CLI::App& app);
 void add_shell_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_supervise_command(CLI::App& app);
+void add_spawn_command(CLI::App& app);
+void add_agents_command(CLI::App& app);
+void add_attach_command(CLI::App& app);
+void add_logs_command(CLI::App& app);
+void add_prompt_command(CLI::App& app);
 
 }  // namespace team::cli

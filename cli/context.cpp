@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "state/home.hpp"
+#include "tmux/server.hpp"
 
 namespace team::cli {
 
@@ -29,6 +30,15 @@ Store& Context::store() {
         store_ = std::make_unique<Store>(home);
     }
     return *store_;
+}
+
+tmux::Tmux& Context::tmux() {
+    if (!tmux_) {
+        auto home = store().home();
+        tmux_ = std::make_unique<tmux::TmuxClient>(tmux::TmuxServer::socket_args(home),
+                                                   tmux::TmuxServer::ensure_config(home));
+    }
+    return *tmux_;
 }
 
 Teams& Context::teams() {
@@ -64,8 +74,8 @@ Caller Context::caller(const TeamRecord& team) {
 }
 
 std::optional<TeamRecord> Context::named_team(const std::optional<std::string>& positional) {
-    bool named = positional || options_.team ||
-                 (options_.as && options_.as->find('@') != std::string::npos);
+    bool named =
+        positional || options_.team || (options_.as && options_.as->find('@') != std::string::npos);
     if (!named) return std::nullopt;
     return team(positional);
 }

@@ -11,6 +11,7 @@
 #include "cli/output.hpp"
 #include "state/store.hpp"
 #include "team/teams.hpp"
+#include "tmux/tmux.hpp"
 
 namespace CLI {
 class App;
@@ -37,6 +38,8 @@ class Context {
 
     // Opened on first use, creating the home if needed.
     Store& store();
+    // The home's private tmux server (created on first use).
+    tmux::Tmux& tmux();
     // Whether the home has a store yet. Commands that only read answer as for an empty home
     // when it has none, rather than create one (a mistyped --home must not leave a directory).
     bool has_store();
@@ -51,7 +54,8 @@ class Context {
 
     // The team only when one is named (--team, TEAM_NAME, --as name@team, or `positional`);
     // never guessed. For commands that also work outside any team (background shells).
-    std::optional<TeamRecord> named_team(const std::optional<std::string>& positional = std::nullopt);
+    std::optional<TeamRecord> named_team(
+        const std::optional<std::string>& positional = std::nullopt);
 
     // Who asked, for the activity log: the caller in `team`, else --as / TEAM_AGENT_ID, else
     // "user".
@@ -63,6 +67,7 @@ class Context {
     SystemClock clock_;
     std::unique_ptr<Store> store_;
     std::unique_ptr<Teams> teams_;
+    std::unique_ptr<tmux::Tmux> tmux_;
 };
 
 // A command's body: runs with the resolved context and returns the process exit code.

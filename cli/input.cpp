@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "base/error.hpp"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace team::cli {
 
@@ -26,6 +29,58 @@ std::string text_argument(const std::string& value) {
     }
     if (!text.empty() && text.back() == '\n') text.pop_back();
     return text;
+}
+
+CLI::Option* verbatim(CLI::Option* option) {
+    return option->allow_extra_args(false);
+}
+
+namespace {
+std::optional<std::vector<std::string>> g_after_dashes;
+std::vector<const CLI::App*> g_command_takers;  // the subcommands that declared a CMD
+}  // namespace
+
+std::vector<std::string> split_command_line(const CLI::App& app, int argc, char** argv) {
+    std::vector<std::string> head;
+    const CLI::App* current = &app;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        bool takes_command = std::find(g_command_takers.begin(), g_command_takers.end(), current) !=
+                             g_command_takers.end();
+        if (arg == "--" && takes_command) {
+            g_after_dashes = std::vector<std::string>(argv + i + 1, argv + argc);
+            break;
+        }
+        if (!arg.empty() && arg[0] != '-') {
+            for (const auto* sub : current->get_subcommands([](const CLI::App*) { return true; })) {
+                if (sub->get_name() == arg) {
+                    current = sub;
+                    break;
+                }
+            }
+        }
+        head.push_back(arg);
+    }
+    return head;
+}
+
+void command_argument(CLI::App* cmd, std::vector<std::string>& argv) {
+    g_command_takers.push_back(cmd);
+    cmd->add_option("CMD", argv,
+                    "the command and its arguments, executed as given (never through a shell)");
+    cmd->parse_complete_callback([cmd, &argv] {
+        if (g_after_dashes) argv.insert(argv.end(), g_after_dashes->begin(), g_after_dashes->end());
+        if (argv.empty()) {
+            throw CLI::ValidationError("CMD", "no command given: put it after --, as in 'team " +
+                                                  cmd->get_name() + " -- CMD ARGS'");
+        }
+    });
+}
+
+CLI::Option* optional_value(CLI::App* cmd, const std::string& name,
+                            std::optional<std::string>& value, const std::string& description) {
+    return cmd->add_option_function<std::string>(
+        name, [&value](const std::string& v) { value = v; }, description);
 }
 
 CLI::Validator whole_number(long long min) {

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace team::cli {
 
@@ -11,6 +13,24 @@ namespace team::cli {
 // can refuse what is longer without this holding an unbounded input in memory).
 // One trailing newline of a text read from stdin is dropped (as `echo` adds one).
 std::string text_argument(const std::string& value);
+
+// Declares the CMD [ARGS...] of a command that runs one (run, spawn, shell start). Everything
+// after the first "--" of the command line is taken verbatim, never seen by CLI11 (which reads
+// an argument like "[a,b]" as a list); without "--", the words after the options are CMD.
+void command_argument(CLI::App* cmd, std::vector<std::string>& argv);
+
+// Called once with the whole command line, before parsing: keeps what follows the first "--"
+// for command_argument and returns the arguments CLI11 should parse.
+std::vector<std::string> split_command_line(const CLI::App& app, int argc, char** argv);
+
+// Makes a list option take each value exactly as given: CLI11 otherwise reads a value like
+// "[a,b]" as a list of two and drops "[]". Returns the option.
+CLI::Option* verbatim(CLI::Option* option);
+
+// An option whose value is kept only when it is given, so that an empty value ("--timeout ''")
+// is checked like any other rather than taken for "not given".
+CLI::Option* optional_value(CLI::App* cmd, const std::string& name,
+                            std::optional<std::string>& value, const std::string& description);
 
 // A whole number from `min` up, with an error message in the house style.
 CLI::Validator whole_number(long long min);

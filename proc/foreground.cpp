@@ -1,5 +1,6 @@
 #include "proc/foreground.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -26,6 +27,10 @@ ForegroundResult run_foreground(const ForegroundRun& run,
     spec.timeout_signal = run.signal;
     spec.grace = run.grace;
     spec.null_stdin = false;
+    // On a terminal the command gets it (as the foreground group), so it can read from it and
+    // Ctrl-C reaches it; the terminal comes back to us when it ends.
+    bool tty = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    spec.foreground_tty = tty;
 
     Supervisor supervisor;
     supervisor.start(spec);
@@ -40,6 +45,11 @@ ForegroundResult run_foreground(const ForegroundRun& run,
             result.truncated = true;
         }
     });
+    if (tty) {
+        ::signal(SIGTTOU, SIG_IGN);
+        ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+        ::signal(SIGTTOU, SIG_DFL);
+    }
     result.status = outcome.status;
     result.timed_out = outcome.timed_out;
     if (kept.size() > run.output_limit) {

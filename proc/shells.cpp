@@ -15,6 +15,7 @@
 
 #include "base/duration.hpp"
 #include "base/error.hpp"
+#include "base/names.hpp"
 #include "base/text.hpp"
 #include "proc/pidfd.hpp"
 #include "proc/signals.hpp"
@@ -100,18 +101,6 @@ std::string new_shell_id() {
     return id;
 }
 
-bool valid_env_entry(const std::string& kv) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) return false;
-    for (size_t i = 0; i < eq; ++i) {
-        char c = kv[i];
-        bool ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                  (i > 0 && c >= '0' && c <= '9');
-        if (!ok) return false;
-    }
-    return kv.find('\0') == std::string::npos;
-}
-
 // The supervisor's own environment, then the --env entries (which win), then the marker.
 std::vector<std::string> command_environment(const ShellRecord& shell) {
     std::vector<std::string> env;
@@ -140,8 +129,10 @@ void write_all(int fd, std::string_view data) {
 // Appends output to the shell's file, keeping at most the last `limit` bytes: when the file
 // grows past twice the limit, its end is copied to a new file that replaces it.
 class OutputFile {
-public:
-    OutputFile(fs::path path, std::int64_t limit) : path_(std::move(path)), limit_(limit) { open(); }
+  public:
+    OutputFile(fs::path path, std::int64_t limit) : path_(std::move(path)), limit_(limit) {
+        open();
+    }
     ~OutputFile() {
         if (fd_ >= 0) ::close(fd_);
     }
@@ -156,7 +147,7 @@ public:
         return first;
     }
 
-private:
+  private:
     void open() {
         fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         struct stat st {};
@@ -227,9 +218,18 @@ ShellRecord record_end(Store& store, const Clock& clock, const std::string& id,
         )sql");
         up.bind(1, shell->status);
         up.bind(2, *shell->ended_at);
-        if (shell->exit_code) up.bind(3, *shell->exit_code); else up.bind(3);
-        if (shell->signal) up.bind(4, *shell->signal); else up.bind(4);
-        if (shell->error) up.bind(5, *shell->error); else up.bind(5);
+        if (shell->exit_code)
+            up.bind(3, *shell->exit_code);
+        else
+            up.bind(3);
+        if (shell->signal)
+            up.bind(4, *shell->signal);
+        else
+            up.bind(4);
+        if (shell->error)
+            up.bind(5, *shell->error);
+        else
+            up.bind(5);
         up.bind(6, id);
         up.exec();
         append_activity(store.db(), shell->team_id, *shell->ended_at, actor, "shell_exited",
@@ -246,7 +246,8 @@ TreeTarget shell_tree(const ShellRecord& s, bool use_marker) {
         target.root = static_cast<pid_t>(*s.supervisor_pid);
         target.root_start = static_cast<std::uint64_t>(s.supervisor_start.value_or(0));
     }
-    if (s.pid && s.pid_start && Pidfd::open(static_cast<pid_t>(*s.pid), static_cast<std::uint64_t>(*s.pid_start))) {
+    if (s.pid && s.pid_start &&
+        Pidfd::open(static_cast<pid_t>(*s.pid), static_cast<std::uint64_t>(*s.pid_start))) {
         target.pgid = static_cast<pid_t>(*s.pid);
     }
     if (use_marker) target.marker = "TEAM_SHELL_ID=" + s.id;
@@ -282,19 +283,21 @@ nlohmann::json to_json(const ShellRecord& s) {
             {"endedAt", s.ended_at ? nlohmann::json(iso8601(*s.ended_at)) : nullptr},
             {"exitCode", or_null(s.exit_code)},
             {"signal", or_null(s.signal)},
-            {"timeout", s.timeout_ms ? nlohmann::json(format_duration(Millis(*s.timeout_ms))) : nullptr},
+            {"timeout",
+             s.timeout_ms ? nlohmann::json(format_duration(Millis(*s.timeout_ms))) : nullptr},
             {"outputFile", s.output_file},
             {"error", or_null(s.error)}};
 }
 
 ShellRecord Shells::start(const ShellStart& request) {
-    if (request.argv.empty()) throw usage_error("no command given: team shell start -- CMD [ARGS...]");
+    if (request.argv.empty())
+        throw usage_error("no command given: team shell start -- CMD [ARGS...]");
     struct stat st {};
     if (::stat(request.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         throw usage_error("--cwd " + quote(request.cwd) + " is not an existing directory");
     }
     for (const auto& kv : request.env) {
-        if (!valid_env_entry(kv)) throw usage_error("invalid --env " + quote(kv) + ": use KEY=VALUE");
+        if (!is_env_entry(kv)) throw usage_error("invalid --env " + quote(kv) + ": use KEY=VALUE");
     }
     if (request.output_limit && *request.output_limit <= 0) {
         throw usage_error("--output-limit must be more than zero");
@@ -325,18 +328,30 @@ ShellRecord Shells::start(const ShellStart& request) {
             VALUES (?, ?, ?, ?, ?, ?, 'starting', ?, ?, ?, ?)
         )sql");
         insert.bind(1, shell.id);
-        if (shell.team_id) insert.bind(2, *shell.team_id); else insert.bind(2);
-        if (shell.agent) insert.bind(3, *shell.agent); else insert.bind(3);
+        if (shell.team_id)
+            insert.bind(2, *shell.team_id);
+        else
+            insert.bind(2);
+        if (shell.agent)
+            insert.bind(3, *shell.agent);
+        else
+            insert.bind(3);
         insert.bind(4, nlohmann::json(shell.command).dump());
         insert.bind(5, shell.cwd);
         insert.bind(6, nlohmann::json(shell.env).dump());
-        if (shell.timeout_ms) insert.bind(7, *shell.timeout_ms); else insert.bind(7);
+        if (shell.timeout_ms)
+            insert.bind(7, *shell.timeout_ms);
+        else
+            insert.bind(7);
         insert.bind(8, *shell.output_limit);
         insert.bind(9, shell.output_file);
         insert.bind(10, shell.started_at);
         insert.exec();
-        append_activity(store_.db(), shell.team_id, shell.started_at, request.actor, "shell_started",
-                        {{"shellId", shell.id}, {"command", shell.command}, {"cwd", shell.cwd},
+        append_activity(store_.db(), shell.team_id, shell.started_at, request.actor,
+                        "shell_started",
+                        {{"shellId", shell.id},
+                         {"command", shell.command},
+                         {"cwd", shell.cwd},
                          {"agent", shell.agent ? nlohmann::json(*shell.agent) : nullptr}});
     });
     // The output file exists from the start, so it can be read (empty) at once.
@@ -368,7 +383,8 @@ ShellRecord Shells::start(const ShellStart& request) {
     pollfd p{ready[0], POLLIN, 0};
     auto deadline = SteadyClock::now() + kStartTimeout;
     while (SteadyClock::now() < deadline) {
-        int left = static_cast<int>(std::chrono::duration_cast<Millis>(deadline - SteadyClock::now()).count());
+        int left = static_cast<int>(
+            std::chrono::duration_cast<Millis>(deadline - SteadyClock::now()).count());
         if (::poll(&p, 1, left + 1) <= 0) continue;
         ssize_t n = ::read(ready[0], buf, sizeof buf);
         if (n > 0) {
@@ -382,8 +398,8 @@ ShellRecord Shells::start(const ShellStart& request) {
     ::close(ready[0]);
     if (reply.rfind("ok ", 0) == 0) return *find(shell.id);
     if (reply.rfind("err ", 0) == 0) {
-        throw failed(reply.substr(4, reply.find('\n') == std::string::npos ? std::string::npos
-                                                                            : reply.find('\n') - 4));
+        throw failed(reply.substr(
+            4, reply.find('\n') == std::string::npos ? std::string::npos : reply.find('\n') - 4));
     }
     record_end(store_, clock_, shell.id, "failed", {}, "the supervisor did not start the command",
                request.actor);
@@ -427,7 +443,8 @@ int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
     RunOutcome outcome = supervisor.run([&](std::string_view chunk) {
         if (output.append(chunk)) {
             store.write([&] {
-                SQLite::Statement up(store.db(), "UPDATE shells SET output_truncated = 1 WHERE id = ?");
+                SQLite::Statement up(store.db(),
+                                     "UPDATE shells SET output_truncated = 1 WHERE id = ?");
                 up.bind(1, id);
                 up.exec();
             });
@@ -435,6 +452,7 @@ int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
     });
 
     auto now = select_shell(store.db(), id);
+    if (now && now->kill_requested_by) actor = *now->kill_requested_by;  // who ended it
     std::string status = "completed";
     std::optional<std::string> error;
     if (outcome.timed_out) {
@@ -478,11 +496,13 @@ bool Shells::reconcile(ShellRecord& shell) {
     if (supervisor_of(shell)) return false;
     if (shell.status == "starting" && !shell.supervisor_pid) {
         // Not yet started: give a starting supervisor its time before calling it lost.
-        if (clock_.now() - shell.started_at < 2 * std::chrono::duration_cast<Millis>(kStartTimeout).count()) {
+        if (clock_.now() - shell.started_at <
+            2 * std::chrono::duration_cast<Millis>(kStartTimeout).count()) {
             return false;
         }
     }
-    finish_lost(shell, "its supervisor ended unexpectedly; what was left of the command was killed");
+    finish_lost(shell,
+                "its supervisor ended unexpectedly; what was left of the command was killed");
     return true;
 }
 
@@ -506,17 +526,22 @@ KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool for
     }
     ChangeWatch watch(store_.home());  // before the kill, so the end cannot be missed
     store_.write([&] {
-        SQLite::Statement up(store_.db(),
-                             "UPDATE shells SET kill_requested_by = ? WHERE id = ? AND kill_requested_by IS NULL");
+        SQLite::Statement up(
+            store_.db(),
+            "UPDATE shells SET kill_requested_by = ? WHERE id = ? AND kill_requested_by IS NULL");
         up.bind(1, actor);
         up.bind(2, id);
         up.exec();
-        append_activity(store_.db(), result.shell.team_id, clock_.now(), actor, "execution_cancelled",
-                        {{"shellId", id}, {"signal", signal_name(sig)}, {"force", force},
+        append_activity(store_.db(), result.shell.team_id, clock_.now(), actor,
+                        "execution_cancelled",
+                        {{"shellId", id},
+                         {"signal", signal_name(sig)},
+                         {"force", force},
                          {"timeout", format_duration(timeout)}});
     });
     auto supervisor = supervisor_of(result.shell);
-    TerminateOutcome outcome = terminate_tree(shell_tree(result.shell, !supervisor), sig, timeout, force);
+    TerminateOutcome outcome =
+        terminate_tree(shell_tree(result.shell, !supervisor), sig, timeout, force);
     result.signal_sent = signal_name(sig);
     result.force_killed = outcome.force_killed;
 
@@ -534,9 +559,9 @@ KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool for
         if (supervisor && supervisor->exited()) supervisor.reset();
     }
     if (outcome.survivors > 0) {
-        result.error = std::to_string(outcome.survivors) + " process" + (outcome.survivors == 1 ? "" : "es") +
-                       " still running after " + format_duration(timeout) +
-                       (force ? "" : "; not forced (--no-force)");
+        result.error = std::to_string(outcome.survivors) + " process" +
+                       (outcome.survivors == 1 ? "" : "es") + " still running after " +
+                       format_duration(timeout) + (force ? "" : "; not forced (--no-force)");
         return result;
     }
     if (result.shell.running()) {
@@ -567,13 +592,15 @@ void Shells::release(const std::string& id, const std::string& actor) {
     ShellRecord shell = get(id);
     if (shell.running()) {
         auto killed = kill(id, SIGTERM, Millis(5000), true, actor);
-        if (!killed.success) throw failed("cannot release " + id + ": " + killed.error.value_or("kill failed"));
+        if (!killed.success)
+            throw failed("cannot release " + id + ": " + killed.error.value_or("kill failed"));
     }
     store_.write([&] {
         SQLite::Statement del(store_.db(), "DELETE FROM shells WHERE id = ?");
         del.bind(1, id);
         if (del.exec() == 0) throw not_found("Shell not found: " + id);
-        append_activity(store_.db(), shell.team_id, clock_.now(), actor, "shell_released", {{"shellId", id}});
+        append_activity(store_.db(), shell.team_id, clock_.now(), actor, "shell_released",
+                        {{"shellId", id}});
     });
     ::unlink(shell.output_file.c_str());
 }
@@ -596,6 +623,12 @@ OutputSlice Shells::output(const ShellRecord& shell, std::optional<std::size_t> 
     struct stat st {};
     ::fstat(fd, &st);
     auto size = static_cast<std::size_t>(st.st_size);
+    // The file may hold up to twice --output-limit between compactions: never return more.
+    if (shell.output_limit && size > static_cast<std::size_t>(*shell.output_limit)) {
+        auto keep = static_cast<std::size_t>(*shell.output_limit);
+        limit = limit ? std::min(*limit, keep) : keep;
+        slice.truncated = true;
+    }
     // Read a little more than the limit, so the cut can move to a character boundary.
     std::size_t want = limit ? std::min(size, *limit + 3) : size;
     slice.output.resize(want);

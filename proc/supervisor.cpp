@@ -1,13 +1,13 @@
 #include "proc/supervisor.hpp"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <linux/close_range.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -33,7 +33,8 @@ constexpr std::chrono::milliseconds kLeftoverGrace{1000};
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
     for (const auto& kv : env) {
-        if (kv.size() > key.size() && kv.compare(0, key.size(), key) == 0 && kv[key.size()] == '=') {
+        if (kv.size() > key.size() && kv.compare(0, key.size(), key) == 0 &&
+            kv[key.size()] == '=') {
             return kv.substr(key.size() + 1);
         }
     }
@@ -42,7 +43,8 @@ std::string env_value(const std::vector<std::string>& env, const std::string& ke
 
 bool is_executable_file(const std::string& path) {
     struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
 }
 
 // In the child, between fork and exec: only async-signal-safe calls. Reports errno through
@@ -133,7 +135,8 @@ pid_t Supervisor::start(const LaunchSpec& spec) {
     if (spec.argv.empty()) throw usage_error("no command given");
     auto program = find_program(spec.argv[0], env_value(spec.env, "PATH"));
     if (!program) {
-        bool exists = spec.argv[0].find('/') != std::string::npos && ::access(spec.argv[0].c_str(), F_OK) == 0;
+        bool exists = spec.argv[0].find('/') != std::string::npos &&
+                      ::access(spec.argv[0].c_str(), F_OK) == 0;
         throw failed("cannot run " + quote(spec.argv[0]) + ": " +
                      (exists ? "it is not an executable file" : "command not found"));
     }
@@ -153,7 +156,8 @@ pid_t Supervisor::start(const LaunchSpec& spec) {
     pid_t self = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) throw failed(std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) exec_child(spec, program->c_str(), argv.data(), envp.data(), out[1], err[1], self);
+    if (pid == 0)
+        exec_child(spec, program->c_str(), argv.data(), envp.data(), out[1], err[1], self);
 
     ::close(err[1]);
     if (out[1] >= 0) ::close(out[1]);
@@ -213,12 +217,12 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
         if (child_done_ && !cleaned_up) {
             // The command ended: whatever it left behind (escaped daemons, background jobs)
             // goes too, so that nothing of it runs on unrecorded.
-            if (!find_tree({::getpid(), 0, false, 0, ""}).empty()) end_tree(SIGTERM, kLeftoverGrace);
+            if (!find_tree({::getpid(), 0, false, 0, ""}).empty())
+                end_tree(SIGTERM, kLeftoverGrace);
             cleaned_up = true;
         }
         if (cleaned_up && output_fd_ < 0) {
-            RunOutcome rest = outcome;
-            reap(rest);
+            reap(outcome);
             if (::waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD) return outcome;
         }
 
@@ -226,7 +230,9 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
         int count = output_fd_ >= 0 ? 2 : 1;
         int wait_ms = -1;
         if (deadline && !child_done_) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now())
+                    .count();
             wait_ms = static_cast<int>(std::max<long long>(0, left));
         }
         if (cleaned_up && output_fd_ < 0) wait_ms = 50;  // children still being reaped

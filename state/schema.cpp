@@ -105,6 +105,15 @@ CREATE TABLE shells (
 );
 CREATE INDEX shells_status ON shells(status, started_at);
 )sql",
+
+    // 3: what an agent's pane supervisor needs and records.
+    R"sql(
+ALTER TABLE agents ADD COLUMN env TEXT NOT NULL DEFAULT '[]';  -- JSON ["K=V", ...] from --env
+ALTER TABLE agents ADD COLUMN supervisor_pid INTEGER;
+ALTER TABLE agents ADD COLUMN supervisor_start INTEGER;
+ALTER TABLE agents ADD COLUMN log_file TEXT;
+ALTER TABLE agents ADD COLUMN spawn_error TEXT;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -64,12 +64,21 @@ AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
     a.exit_code = optional_column<int>(row.getColumn(12));
     a.signal = optional_column<std::string>(row.getColumn(13));
     a.exit_reason = optional_column<std::string>(row.getColumn(14));
+    a.team_id = row.getColumn(15).getInt64();
+    a.env = nlohmann::json::parse(row.getColumn(16).getString(), nullptr, false)
+                .get<std::vector<std::string>>();
+    a.pid_start = optional_column<std::int64_t>(row.getColumn(17));
+    a.supervisor_pid = optional_column<std::int64_t>(row.getColumn(18));
+    a.supervisor_start = optional_column<std::int64_t>(row.getColumn(19));
+    a.log_file = optional_column<std::string>(row.getColumn(20));
+    a.spawn_error = optional_column<std::string>(row.getColumn(21));
     return a;
 }
 
 const char* const kAgentColumns = R"sql(
     id, name, role, is_leader, status, pane_id, pid, color, command, cwd, created_at,
-    terminated_at, exit_code, signal, exit_reason
+    terminated_at, exit_code, signal, exit_reason, team_id, env, pid_start_time, supervisor_pid,
+    supervisor_start, log_file, spawn_error
 )sql";
 
 std::vector<std::string> team_names(SQLite::Database& db) {
@@ -220,13 +229,29 @@ std::vector<TeamRecord> Teams::list(bool include_dissolved) {
 }
 
 TeamStatus Teams::status(const TeamRecord& team) {
-    TeamStatus status{team, {}};
-    SQLite::Statement select(store_.db(), std::string("SELECT ") + kAgentColumns + R"sql(
-        FROM agents WHERE team_id = ? AND NOT is_leader AND status <> 'terminated' ORDER BY id
-    )sql");
+    return TeamStatus{team, load_agents(store_, team, false)};
+}
+
+std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team,
+                                     bool include_terminated) {
+    std::string sql =
+        std::string("SELECT ") + kAgentColumns + " FROM agents WHERE team_id = ? AND NOT is_leader";
+    if (!include_terminated) sql += " AND status <> 'terminated'";
+    sql += " ORDER BY id";
+    SQLite::Statement select(store.db(), sql);
     select.bind(1, team.id);
-    while (select.executeStep()) status.agents.push_back(read_agent(select, team.name));
-    return status;
+    std::vector<AgentRecord> agents;
+    while (select.executeStep()) agents.push_back(read_agent(select, team.name));
+    return agents;
+}
+
+std::optional<AgentRecord> load_agent(Store& store, std::int64_t id) {
+    SQLite::Statement select(store.db(), std::string("SELECT ") + kAgentColumns +
+                                             ", (SELECT name FROM teams t WHERE t.id = a.team_id)"
+                                             " FROM agents a WHERE id = ?");
+    select.bind(1, id);
+    if (!select.executeStep()) return std::nullopt;
+    return read_agent(select, select.getColumn(22).getString());
 }
 
 bool Teams::exists(const TeamRecord& team) {

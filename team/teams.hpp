@@ -46,9 +46,20 @@ struct AgentRecord {
     std::optional<int> exit_code;
     std::optional<std::string> signal;
     std::optional<std::string> exit_reason;
+    // Kept for the supervisor and reconciliation, not shown in JSON.
+    std::int64_t team_id = 0;
+    std::vector<std::string> env;  // the --env entries
+    std::optional<std::int64_t> pid_start, supervisor_pid, supervisor_start;
+    std::optional<std::string> log_file, spawn_error;
 
     std::string id_string() const { return name + "@" + team; }
+    bool live() const { return status != "terminated"; }
 };
+
+// Agents of a team as stored, oldest first: the live ones, or all (leader excluded).
+std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team, bool include_terminated);
+// One agent by its row id.
+std::optional<AgentRecord> load_agent(Store& store, std::int64_t id);
 
 nlohmann::json to_json(const TeamRecord& team);
 nlohmann::json to_json(const AgentRecord& agent);

@@ -1,0 +1,394 @@
+#include "team/agents.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/signals.hpp"
+#include "proc/supervisor.hpp"
+#include "proc/terminate.hpp"
+#include "state/activity.hpp"
+#include "state/change_watch.hpp"
+#include "state/team_lock.hpp"
+#include "tasks/reassign.hpp"
+
+extern char** environ;
+
+namespace team {
+
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+// How long spawn waits for the pane's supervisor to confirm the command runs.
+constexpr auto kSpawnTimeout = std::chrono::seconds(10);
+// A record still `spawning` this long after its creation, with no supervisor, is lost.
+constexpr EpochMs kStaleSpawnMs = 30'000;
+
+std::string self_exe() {
+    std::error_code ec;
+    auto path = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) throw failed("cannot find the team binary: " + ec.message());
+    return path.string();
+}
+
+std::optional<proc::Pidfd> live_process(std::optional<std::int64_t> pid,
+                                        std::optional<std::int64_t> start) {
+    if (!pid) return std::nullopt;
+    auto fd =
+        proc::Pidfd::open(static_cast<pid_t>(*pid), static_cast<std::uint64_t>(start.value_or(0)));
+    if (fd && fd->exited()) return std::nullopt;  // a zombie nobody reaped is gone
+    return fd;
+}
+
+std::string env_value(const std::vector<std::string>& env, const std::string& key) {
+    std::string value;
+    for (const auto& kv : env) {
+        if (kv.compare(0, key.size() + 1, key + "=") == 0) value = kv.substr(key.size() + 1);
+    }
+    return value;
+}
+
+void delete_agent(Store& store, std::int64_t id) {
+    store.write([&] {
+        SQLite::Statement del(store.db(), "DELETE FROM agents WHERE id = ?");
+        del.bind(1, id);
+        del.exec();
+    });
+}
+
+}  // namespace
+
+const std::vector<std::string>& color_pool() {
+    static const std::vector<std::string> pool{"blue", "green",  "yellow", "magenta", "cyan",
+                                               "red",  "orange", "purple", "pink",    "teal"};
+    return pool;
+}
+
+bool mark_terminated(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
+                     const std::string& reason, std::optional<int> exit_code,
+                     std::optional<std::string> signal, const std::string& actor) {
+    SQLite::Statement up(db, R"sql(
+        UPDATE agents SET status = 'terminated', terminated_at = ?, exit_reason = ?,
+                          exit_code = ?, signal = ?
+        WHERE id = ? AND status <> 'terminated'
+    )sql");
+    up.bind(1, at);
+    up.bind(2, reason);
+    if (exit_code)
+        up.bind(3, *exit_code);
+    else
+        up.bind(3);
+    if (signal)
+        up.bind(4, *signal);
+    else
+        up.bind(4);
+    up.bind(5, agent.id);
+    if (up.exec() == 0) return false;
+    auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name);
+    append_activity(db, agent.team_id, at, actor, "agent_exited",
+                    {{"agentId", agent.id_string()},
+                     {"exitReason", reason},
+                     {"exitCode", exit_code ? nlohmann::json(*exit_code) : nullptr},
+                     {"signal", signal ? nlohmann::json(*signal) : nullptr},
+                     {"reassignedTasks", tasks}});
+    if (!tasks.empty()) {
+        append_activity(db, agent.team_id, at, actor, "tasks_reassigned",
+                        {{"from", agent.id_string()}, {"tasks", tasks}});
+    }
+    return true;
+}
+
+fs::path Agents::log_path(const TeamRecord& team, const AgentRecord& agent) const {
+    return store_.home() / "logs" / team.name /
+           (agent.name + "-" + std::to_string(agent.id) + ".log");
+}
+
+AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
+                          const SpawnRequest& request) {
+    require_leader(caller, "spawn agents");
+    check_name(request.name, "agent name");
+    if (request.argv.empty())
+        throw usage_error("no command given: team spawn NAME -- CMD [ARGS...]");
+    if (request.role.size() > 1024) throw usage_error("the role is longer than 1024 bytes");
+    for (const auto& kv : request.env) {
+        if (!is_env_entry(kv)) throw usage_error("invalid --env " + quote(kv) + ": use KEY=VALUE");
+    }
+    const auto& pool = color_pool();
+    if (request.color && std::find(pool.begin(), pool.end(), *request.color) == pool.end()) {
+        std::string names;
+        for (const auto& c : pool) names += (names.empty() ? "" : ", ") + c;
+        throw usage_error("unknown colour " + quote(*request.color) +
+                          did_you_mean(*request.color, pool) + " (one of " + names + ")");
+    }
+    std::string cwd = request.cwd.value_or(team.cwd);
+    struct stat st {};
+    if (::stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        throw usage_error("--cwd " + quote(cwd) + " is not an existing directory");
+    }
+    cwd = fs::canonical(cwd).string();
+    std::string path = env_value(request.env, "PATH");
+    if (path.empty() && std::getenv("PATH")) path = std::getenv("PATH");
+    if (!proc::find_program(request.argv[0], path)) {
+        bool exists = request.argv[0].find('/') != std::string::npos &&
+                      ::access(request.argv[0].c_str(), F_OK) == 0;
+        throw failed("cannot run " + quote(request.argv[0]) + ": " +
+                     (exists ? "it is not an executable file" : "command not found"));
+    }
+
+    TeamLock lock(store_.home(), team.name);
+    EpochMs now = clock_.now();
+    AgentRecord agent;
+    agent.name = request.name;
+    agent.team = team.name;
+    agent.team_id = team.id;
+    agent.role = request.role;
+    agent.command = request.argv;
+    agent.cwd = cwd;
+    agent.env = request.env;
+    agent.created_at = now;
+    agent.status = "spawning";
+    store_.write([&] {
+        auto& db = store_.db();
+        SQLite::Statement live_team(db, "SELECT 1 FROM teams WHERE id = ? AND status = 'active'");
+        live_team.bind(1, team.id);
+        if (!live_team.executeStep()) throw refused("team " + quote(team.name) + " is dissolved");
+        SQLite::Statement exists(
+            db, "SELECT 1 FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'");
+        exists.bind(1, team.id);
+        exists.bind(2, request.name);
+        if (exists.executeStep()) {
+            throw refused("agent " + quote(request.name) + " already exists in team " +
+                          quote(team.name));
+        }
+        std::vector<std::string> used;
+        SQLite::Statement colors(db,
+                                 "SELECT color FROM agents WHERE team_id = ? AND status <> "
+                                 "'terminated' AND color IS NOT NULL");
+        colors.bind(1, team.id);
+        while (colors.executeStep()) used.push_back(colors.getColumn(0).getString());
+        if (request.color) {
+            agent.color = *request.color;
+        } else {
+            for (const auto& c : pool) {
+                if (std::find(used.begin(), used.end(), c) == used.end()) {
+                    agent.color = c;
+                    break;
+                }
+            }
+            if (!agent.color) agent.color = pool[used.size() % pool.size()];  // all taken: share
+        }
+        SQLite::Statement insert(db, R"sql(
+            INSERT INTO agents (team_id, name, role, status, color, command, cwd, env, created_at)
+            VALUES (?, ?, ?, 'spawning', ?, ?, ?, ?, ?)
+        )sql");
+        insert.bind(1, team.id);
+        insert.bind(2, agent.name);
+        insert.bind(3, agent.role);
+        insert.bind(4, *agent.color);
+        insert.bind(5, agent.command.dump());
+        insert.bind(6, cwd);
+        insert.bind(7, nlohmann::json(agent.env).dump());
+        insert.bind(8, now);
+        insert.exec();
+        agent.id = db.getLastInsertRowid();
+        agent.log_file = log_path(team, agent).string();
+        SQLite::Statement log(db, "UPDATE agents SET log_file = ? WHERE id = ?");
+        log.bind(1, *agent.log_file);
+        log.bind(2, agent.id);
+        log.exec();
+    });
+    fs::create_directories(fs::path(*agent.log_file).parent_path());
+
+    tmux::TmuxServer server(tmux_);
+    std::optional<tmux::PaneInfo> pane;
+    try {
+        ChangeWatch watch(store_.home());  // before the pane starts, so its update is seen
+        pane = server.open_pane(
+            team.name,
+            {self_exe(), "__agent", "--home", store_.home().string(), std::to_string(agent.id)},
+            cwd, agent.name);
+        auto supervisor = proc::Pidfd::open(pane->pid, 0);
+        auto deadline = SteadyClock::now() + kSpawnTimeout;
+        for (;;) {
+            auto now_record = load_agent(store_, agent.id);
+            if (!now_record) throw failed("the agent's record vanished while it was starting");
+            if (now_record->spawn_error) throw failed(*now_record->spawn_error);
+            if (now_record->status == "active") {
+                agent = *now_record;
+                break;
+            }
+            if (now_record->status == "terminated") {
+                // It started and ended at once: it ran, so it is an agent that exited.
+                agent = *now_record;
+                break;
+            }
+            std::vector<int> others;
+            if (supervisor && !supervisor->exited()) others.push_back(supervisor->fd());
+            if (supervisor && supervisor->exited()) {
+                auto last = load_agent(store_, agent.id);
+                if (last && (last->status != "spawning" || last->spawn_error)) continue;
+                throw failed("the agent's pane closed before its command started");
+            }
+            if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) {
+                throw failed("the agent did not start within " +
+                             std::to_string(kSpawnTimeout.count()) + "s");
+            }
+        }
+    } catch (...) {
+        if (pane) server.kill_pane(pane->id);
+        delete_agent(store_, agent.id);
+        throw;
+    }
+    store_.write([&] {
+        append_activity(store_.db(), team.id, clock_.now(), caller.id(), "agent_spawned",
+                        {{"agentId", agent.id_string()},
+                         {"paneId", agent.pane_id ? nlohmann::json(*agent.pane_id) : nullptr},
+                         {"pid", agent.pid ? nlohmann::json(*agent.pid) : nullptr},
+                         {"command", agent.command},
+                         {"color", *agent.color}});
+    });
+    return agent;
+}
+
+int Agents::supervise(Store& store, std::int64_t agent_id) {
+    auto agent = load_agent(store, agent_id);
+    if (!agent || agent->status != "spawning") return 1;
+    SystemClock clock;
+    const char* pane = std::getenv("TMUX_PANE");
+    std::string pane_id = pane ? pane : "";
+    tmux::TmuxClient client(tmux::TmuxServer::socket_args(store.home()),
+                            tmux::TmuxServer::ensure_config(store.home()));
+    tmux::TmuxServer server(client);
+    // Logging starts before the command does, so the log has everything the pane showed.
+    if (!pane_id.empty() && agent->log_file) {
+        try {
+            server.log_pane(pane_id, *agent->log_file);
+        } catch (const Error&) {
+            // The agent runs without a log rather than not at all.
+        }
+    }
+
+    proc::Supervisor supervisor;
+    proc::LaunchSpec spec;
+    spec.argv = agent->command.get<std::vector<std::string>>();
+    spec.cwd = agent->cwd.value_or("/");
+    spec.capture_output = false;
+    spec.null_stdin = false;
+    spec.foreground_tty = true;
+    std::vector<std::string> ours{"TEAM_HOME=" + store.home().string(), "TEAM_NAME=" + agent->team,
+                                  "TEAM_AGENT_ID=" + agent->id_string(),
+                                  "TEAM_AGENT_NAME=" + agent->name,
+                                  "TEAM_AGENT_COLOR=" + agent->color.value_or("")};
+    ours.insert(ours.end(), agent->env.begin(), agent->env.end());
+    for (char** e = environ; *e != nullptr; ++e) {
+        std::string kv = *e;
+        std::string key = kv.substr(0, kv.find('='));
+        // TEAM_* of whoever started the tmux server must not leak into this agent.
+        if (key.rfind("TEAM_", 0) == 0) continue;
+        bool overridden = false;
+        for (const auto& o : ours)
+            overridden = overridden || o.compare(0, key.size() + 1, key + "=") == 0;
+        if (!overridden) spec.env.push_back(kv);
+    }
+    spec.env.insert(spec.env.end(), ours.begin(), ours.end());
+    try {
+        supervisor.start(spec);
+    } catch (const Error& e) {
+        store.write([&] {
+            SQLite::Statement up(store.db(), "UPDATE agents SET spawn_error = ? WHERE id = ?");
+            up.bind(1, std::string(e.what()));
+            up.bind(2, agent_id);
+            up.exec();
+        });
+        return 1;
+    }
+    store.write([&] {
+        SQLite::Statement up(store.db(), R"sql(
+            UPDATE agents SET status = 'active', pid = ?, pid_start_time = ?, supervisor_pid = ?,
+                              supervisor_start = ?, pane_id = ?
+            WHERE id = ? AND status = 'spawning'
+        )sql");
+        up.bind(1, static_cast<std::int64_t>(supervisor.child_pid()));
+        up.bind(2, static_cast<std::int64_t>(supervisor.child_start_time()));
+        up.bind(3, static_cast<std::int64_t>(::getpid()));
+        up.bind(4, static_cast<std::int64_t>(proc::start_time_of(::getpid()).value_or(0)));
+        if (pane_id.empty())
+            up.bind(5);
+        else
+            up.bind(5, pane_id);
+        up.bind(6, agent_id);
+        up.exec();
+    });
+
+    proc::RunOutcome outcome = supervisor.run([](std::string_view) {});
+
+    store.write([&] {
+        auto now = load_agent(store, agent_id);
+        if (!now || !now->live()) return;
+        std::optional<std::string> signal;
+        if (outcome.status.signal) signal = proc::signal_name(*outcome.status.signal);
+        mark_terminated(store.db(), *now, clock.now(), "exited", outcome.status.exit_code, signal,
+                        now->id_string());
+    });
+    // The pane goes with its agent; the session and the server go with their last pane.
+    if (!pane_id.empty()) server.kill_pane(pane_id);
+    return 0;
+}
+
+int Agents::reconcile(const TeamRecord& team) {
+    int changed = 0;
+    std::optional<std::vector<tmux::PaneInfo>> panes;
+    for (const auto& agent : load_agents(store_, team, false)) {
+        if (live_process(agent.supervisor_pid, agent.supervisor_start)) continue;
+        if (!agent.supervisor_pid && clock_.now() - agent.created_at < kStaleSpawnMs) continue;
+        // Its supervisor is gone without recording an end: end what is left of the agent and
+        // record it as lost.
+        proc::TreeTarget target;
+        if (live_process(agent.pid, agent.pid_start)) target.pgid = static_cast<pid_t>(*agent.pid);
+        target.marker = "TEAM_AGENT_ID=" + agent.id_string();
+        proc::terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
+        bool marked = store_.write([&] {
+            auto now = load_agent(store_, agent.id);
+            if (!now || !now->live()) return false;
+            return mark_terminated(store_.db(), *now, clock_.now(), "lost", std::nullopt,
+                                   std::nullopt, "team");
+        });
+        if (!marked) continue;
+        ++changed;
+        if (agent.pane_id) {
+            if (!panes) panes = server().list_panes();
+            for (const auto& p : *panes) {
+                if (p.id == *agent.pane_id && p.session == team.name) server().kill_pane(p.id);
+            }
+        }
+    }
+    return changed;
+}
+
+std::vector<AgentRecord> Agents::list(const TeamRecord& team, bool all) {
+    reconcile(team);
+    return load_agents(store_, team, all);
+}
+
+AgentRecord Agents::find(const TeamRecord& team, const std::string& name, bool all) {
+    check_name(name, "agent name");
+    auto agents = load_agents(store_, team, all);
+    for (auto it = agents.rbegin(); it != agents.rend(); ++it) {
+        if (it->name == name) return *it;
+    }
+    std::vector<std::string> names;
+    for (const auto& a : agents) names.push_back(a.name);
+    throw not_found("agent " + quote(name) + " not found in team " + quote(team.name) +
+                    did_you_mean(name, names));
+}
+
+}  // namespace team

@@ -1,0 +1,75 @@
+// Agents in tmux panes (SPEC 4): spawn, list with reconciliation, and the supervisor that runs
+// inside each agent's pane.
+//
+// A pane does not run the agent's command directly: it runs `team __agent ID`, a Supervisor
+// (proc/supervisor.hpp) that starts the command on the pane's terminal, in a process group of
+// its own, as a child subreaper, records its pid, and when the command ends records how,
+// hands its tasks back, and kills its own pane (the session and the server go with their last
+// pane). So an agent's exit code or signal is never lost, and its escaped descendants can be
+// found. If the supervisor itself is killed, the next command that lists agents notices and
+// marks the agent `lost` (or `exited`, from the dead pane's status).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/time.hpp"
+#include "state/store.hpp"
+#include "team/teams.hpp"
+#include "tmux/server.hpp"
+
+namespace team {
+
+struct SpawnRequest {
+    std::string name;
+    std::string role;
+    std::optional<std::string> cwd;  // default: the team's
+    std::vector<std::string> env;    // "K=V"
+    std::optional<std::string> color;
+    std::vector<std::string> argv;
+};
+
+// The pool of agent colours, in the order they are handed out.
+const std::vector<std::string>& color_pool();
+
+class Agents {
+  public:
+    Agents(Store& store, const Clock& clock, tmux::Tmux& tmux)
+        : store_(store), clock_(clock), tmux_(tmux) {}
+
+    // Leader only. Returns once the agent's pane and process are confirmed alive. A command that
+    // cannot start leaves no record and no pane.
+    AgentRecord spawn(const TeamRecord& team, const Caller& caller, const SpawnRequest& request);
+
+    // Checks every live agent of the team against its supervisor, the OS and tmux, and marks
+    // those whose process has ended as terminated (tasks handed back). Returns how many changed.
+    int reconcile(const TeamRecord& team);
+
+    // Live agents (all: terminated ones too), after reconciliation.
+    std::vector<AgentRecord> list(const TeamRecord& team, bool all);
+    // A live agent by name; not found: with did-you-mean. `all`: the newest record of that name.
+    AgentRecord find(const TeamRecord& team, const std::string& name, bool all = false);
+
+    // Where an agent's pane output is kept.
+    std::filesystem::path log_path(const TeamRecord& team, const AgentRecord& agent) const;
+
+    // The body of the hidden `team __agent ID`, run inside the agent's pane.
+    static int supervise(Store& store, std::int64_t agent_id);
+
+    tmux::TmuxServer server() { return tmux::TmuxServer(tmux_); }
+
+  private:
+    Store& store_;
+    const Clock& clock_;
+    tmux::Tmux& tmux_;
+};
+
+// Marks a live agent terminated (in the caller's transaction): exit fields, its tasks handed
+// back, an activity entry. Returns false when it was already terminated.
+bool mark_terminated(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
+                     const std::string& reason, std::optional<int> exit_code,
+                     std::optional<std::string> signal, const std::string& actor);
+
+}  // namespace team

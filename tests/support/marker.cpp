@@ -1,0 +1,53 @@
+#include "tests/support/marker.hpp"
+
+#include <signal.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "proc/process_table.hpp"
+
+namespace team::test {
+
+Marker::Marker() {
+    unsigned char bytes[8];
+    (void)!::getrandom(bytes, sizeof bytes, 0);
+    static const char* hex = "0123456789abcdef";
+    for (unsigned char b : bytes) {
+        value_ += hex[b >> 4];
+        value_ += hex[b & 15];
+    }
+    entry_ = key_ + "=" + value_;
+}
+
+Marker::~Marker() {
+    for (int round = 0; round < 5; ++round) {
+        auto pids = alive();
+        if (pids.empty()) return;
+        for (pid_t pid : pids) ::kill(pid, SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+std::vector<pid_t> Marker::alive() const {
+    std::vector<pid_t> out;
+    pid_t self = ::getpid();
+    for (const auto& p : proc::scan_processes()) {
+        if (p.pid == self || p.is_zombie()) continue;
+        if (proc::environ_has(p.pid, entry_)) out.push_back(p.pid);
+    }
+    return out;
+}
+
+bool Marker::none_alive_within(int ms) const {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    for (;;) {
+        if (alive().empty()) return true;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+}  // namespace team::test

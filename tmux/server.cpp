@@ -1,0 +1,234 @@
+#include "tmux/server.hpp"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include "base/error.hpp"
+
+namespace team::tmux {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// sun_path is 108 bytes; leave room for tmux's own suffixes.
+constexpr size_t kMaxSocketPath = 100;
+
+constexpr const char* kConfig =
+    R"(# Written by team: the settings of this home's private tmux server.
+set -g remain-on-exit on
+set -g exit-empty on
+set -g history-limit 20000
+set -g default-size 240x80
+set -g pane-border-status top
+set -g pane-border-format " #{pane_title} "
+set -g allow-rename off
+set -g automatic-rename off
+)";
+
+constexpr const char* kPaneFormat =
+    "#{pane_id} #{pane_pid} #{pane_dead} #{pane_dead_status} #{pane_dead_signal} #{session_name}";
+
+// Single-quotes a string for /bin/sh (pipe-pane runs its command through the shell).
+std::string shell_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'') {
+            out += "'\\''";
+        } else {
+            out += c;
+        }
+    }
+    return out + "'";
+}
+
+// tmux reads an argument that ends in ';' as a command separator: escape it.
+std::string tmux_literal(std::string s) {
+    if (!s.empty() && s.back() == ';') {
+        s.pop_back();
+        s += "\\;";
+    }
+    return s;
+}
+
+std::optional<int> optional_int(const std::string& s) {
+    if (s.empty()) return std::nullopt;
+    try {
+        return std::stoi(s);
+    } catch (...) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
+bool is_no_server(const TmuxResult& r) {
+    return r.err.find("no server running") != std::string::npos ||
+           r.err.find("error connecting to") != std::string::npos ||
+           r.err.find("can't find session") != std::string::npos ||
+           r.err.find("can't find pane") != std::string::npos;
+}
+
+std::vector<std::string> TmuxServer::socket_args(const fs::path& home) {
+    fs::path socket = home / "tmux.sock";
+    if (socket.string().size() <= kMaxSocketPath) return {"-S", socket.string()};
+    char name[32];
+    std::snprintf(name, sizeof name, "team-%016zx", std::hash<std::string>{}(home.string()));
+    return {"-L", name};
+}
+
+fs::path TmuxServer::ensure_config(const fs::path& home) {
+    fs::path config = home / "tmux.conf";
+    if (!fs::exists(config)) {
+        fs::path tmp = config;
+        tmp += ".tmp" + std::to_string(::getpid());
+        {
+            std::ofstream out(tmp);
+            out << kConfig;
+        }
+        fs::rename(tmp, config);
+    }
+    return config;
+}
+
+TmuxResult TmuxServer::checked(const std::vector<std::string>& args, std::string_view input) {
+    TmuxResult r = tmux_.run(args, input);
+    if (!r.ok()) {
+        std::string err = r.err;
+        while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+        throw failed("tmux " + args.front() +
+                     " failed: " + (err.empty() ? "exit " + std::to_string(r.exit_code) : err));
+    }
+    return r;
+}
+
+PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std::string>& argv,
+                               const std::string& cwd, const std::string& title) {
+    std::vector<std::string> tail{"-P", "-F", "#{pane_id} #{pane_pid}", "-c", cwd, "--"};
+    tail.insert(tail.end(), argv.begin(), argv.end());
+
+    std::vector<std::string> split{"split-window", "-d", "-t", "=" + session + ":"};
+    split.insert(split.end(), tail.begin(), tail.end());
+    TmuxResult r = tmux_.run(split);
+    if (!r.ok() && is_no_server(r)) {
+        std::vector<std::string> create{"new-session", "-d", "-s", session, "-n", session};
+        create.insert(create.end(), tail.begin(), tail.end());
+        r = checked(create);
+    } else if (!r.ok()) {
+        checked(split);  // throws with tmux's message
+    }
+    PaneInfo pane;
+    std::istringstream fields(r.out);
+    long pid = 0;
+    fields >> pane.id >> pid;
+    pane.pid = static_cast<pid_t>(pid);
+    pane.session = session;
+    if (pane.id.empty() || pane.id[0] != '%' || pane.pid <= 0) {
+        throw failed("tmux did not report the new pane: " + r.out);
+    }
+    // Title and layout in one call: a readable grid however many panes come and go.
+    tmux_.run({"select-pane", "-t", pane.id, "-T", title, ";", "select-layout", "-t",
+               "=" + session + ":", "tiled"});
+    return pane;
+}
+
+void TmuxServer::log_pane(const std::string& pane_id, const fs::path& log) {
+    checked({"pipe-pane", "-t", pane_id, "-o", "exec cat >> " + shell_quote(log.string())});
+}
+
+std::vector<PaneInfo> TmuxServer::list_panes() {
+    TmuxResult r = tmux_.run({"list-panes", "-a", "-F", kPaneFormat});
+    if (!r.ok()) {
+        if (is_no_server(r)) return {};
+        checked({"list-panes", "-a", "-F", kPaneFormat});
+    }
+    std::vector<PaneInfo> panes;
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+        // Split on single spaces, keeping empty fields (dead_status and dead_signal are empty
+        // for a live pane); the session name comes last.
+        std::vector<std::string> f;
+        for (size_t start = 0;;) {
+            size_t end = line.find(' ', start);
+            if (end == std::string::npos || f.size() == 5) {
+                f.push_back(line.substr(start));
+                break;
+            }
+            f.push_back(line.substr(start, end - start));
+            start = end + 1;
+        }
+        if (f.size() < 6 || f[0].empty() || f[0][0] != '%') continue;
+        PaneInfo p;
+        p.id = f[0];
+        p.pid = static_cast<pid_t>(optional_int(f[1]).value_or(0));
+        p.dead = f[2] == "1";
+        p.dead_status = optional_int(f[3]);
+        p.dead_signal = optional_int(f[4]);
+        p.session = f[5];
+        panes.push_back(p);
+    }
+    return panes;
+}
+
+bool TmuxServer::kill_pane(const std::string& pane_id) {
+    TmuxResult r = tmux_.run({"kill-pane", "-t", pane_id});
+    if (r.ok()) return true;
+    if (is_no_server(r)) return false;
+    checked({"kill-pane", "-t", pane_id});
+    return false;
+}
+
+bool TmuxServer::kill_session(const std::string& session) {
+    TmuxResult r = tmux_.run({"kill-session", "-t", "=" + session + ":"});
+    return r.ok();
+}
+
+void TmuxServer::kill_server() {
+    tmux_.run({"kill-server"});
+}
+
+bool TmuxServer::server_running() {
+    return tmux_.run({"list-sessions", "-F", "#{session_name}"}).ok();
+}
+
+void TmuxServer::type_text(const std::string& pane_id, const std::string& text, bool press_enter) {
+    if (text.find('\n') != std::string::npos) {
+        // Several lines: one paste, so no line is sent on its own before the rest arrives.
+        unsigned char bytes[6];
+        (void)!::getrandom(bytes, sizeof bytes, 0);
+        std::string buffer = "team-prompt-";
+        for (unsigned char b : bytes) buffer += "0123456789abcdef"[b & 15];
+        checked({"load-buffer", "-b", buffer, "-"}, text);
+        checked({"paste-buffer", "-p", "-d", "-b", buffer, "-t", pane_id});
+    } else {
+        constexpr size_t kChunk = 4096;
+        for (size_t start = 0; start < text.size();) {
+            size_t end = std::min(text.size(), start + kChunk);
+            // Never cut inside a UTF-8 character: back up over continuation bytes.
+            while (end < text.size() && end > start &&
+                   (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
+                --end;
+            }
+            checked({"send-keys", "-t", pane_id, "-l", "--",
+                     tmux_literal(text.substr(start, end - start))});
+            start = end;
+        }
+    }
+    if (press_enter) {
+        // A separate call after a moment: some programs take an Enter that arrives with the
+        // text as part of a paste.
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        checked({"send-keys", "-t", pane_id, "Enter"});
+    }
+}
+
+}  // namespace team::tmux

@@ -1,0 +1,67 @@
+// The home's private tmux server (SPEC 3.1): every home has its own server on its own socket,
+// with our own config, so team never talks to the user's default server and never touches a
+// pane it did not create. Panes are always targeted by id (%N) and sessions as =NAME: (exact).
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tmux/tmux.hpp"
+
+namespace team::tmux {
+
+struct PaneInfo {
+    std::string id;  // %N
+    pid_t pid = 0;   // the pane's first process
+    bool dead = false;
+    std::optional<int> dead_status;
+    std::optional<int> dead_signal;
+    std::string session;
+};
+
+class TmuxServer {
+  public:
+    explicit TmuxServer(Tmux& tmux) : tmux_(tmux) {}
+
+    // {"-S", "<home>/tmux.sock"}, or {"-L", "team-<hash of home>"} when that path is too long
+    // for a Unix socket.
+    static std::vector<std::string> socket_args(const std::filesystem::path& home);
+    // Writes <home>/tmux.conf (our settings: remain-on-exit, titles, sizes) if missing; returns it.
+    static std::filesystem::path ensure_config(const std::filesystem::path& home);
+
+    // Starts `argv` (executed directly, never through a shell) in a new pane of `session`,
+    // creating the session if it does not exist, titles the pane and tiles the window.
+    PaneInfo open_pane(const std::string& session, const std::vector<std::string>& argv,
+                       const std::string& cwd, const std::string& title);
+    // Copies everything the pane shows to `log` (appending).
+    void log_pane(const std::string& pane_id, const std::filesystem::path& log);
+
+    // Every pane of the server; empty when no server runs.
+    std::vector<PaneInfo> list_panes();
+    // Kills one pane; false when it was already gone (not an error).
+    bool kill_pane(const std::string& pane_id);
+    // Kills the session (false when it was not there).
+    bool kill_session(const std::string& session);
+    void kill_server();
+    bool server_running();
+
+    // Types `text` into the pane as a person would: literally, in chunks of at most 4 KB cut on
+    // UTF-8 boundaries; multi-line text through a paste buffer. Then Enter, separately.
+    void type_text(const std::string& pane_id, const std::string& text, bool press_enter);
+
+    Tmux& client() { return tmux_; }
+
+  private:
+    TmuxResult checked(const std::vector<std::string>& args, std::string_view input = {});
+
+    Tmux& tmux_;
+};
+
+// tmux says there is no server (or no such session) rather than failing for another reason.
+bool is_no_server(const TmuxResult& r);
+
+}  // namespace team::tmux
