@@ -208,8 +208,9 @@ void Supervisor::end_tree(int sig, std::chrono::milliseconds grace) {
 
 RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_output) {
     RunOutcome outcome;
-    std::optional<Clock::time_point> deadline;
-    if (spec_.timeout) deadline = Clock::now() + *spec_.timeout;
+    // The timeout, while it is still to be enforced.
+    bool armed = spec_.timeout.has_value();
+    Clock::time_point deadline = armed ? Clock::now() + *spec_.timeout : Clock::time_point::max();
     bool cleaned_up = false;
     char buf[65536];
 
@@ -229,9 +230,9 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
         pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {output_fd_, POLLIN, 0}};
         int count = output_fd_ >= 0 ? 2 : 1;
         int wait_ms = -1;
-        if (deadline && !child_done_) {
+        if (armed && !child_done_) {
             auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now())
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())
                     .count();
             wait_ms = static_cast<int>(std::max<long long>(0, left));
         }
@@ -239,9 +240,9 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
         int rc = ::poll(fds, count, wait_ms);
         if (rc < 0 && errno != EINTR) throw failed(std::string("poll: ") + std::strerror(errno));
 
-        if (deadline && !child_done_ && Clock::now() >= *deadline) {
+        if (armed && !child_done_ && Clock::now() >= deadline) {
             outcome.timed_out = true;
-            deadline.reset();
+            armed = false;
             end_tree(spec_.timeout_signal, spec_.grace);
         }
         if (rc > 0 && (fds[0].revents & POLLIN)) {
