@@ -148,6 +148,16 @@ std::string team_binary() {
 
 TeamEnv::TeamEnv() : home_(tmp_.path() / "home") {}
 
+TeamEnv::~TeamEnv() {
+    if (std::filesystem::exists(home_ / "tmux.sock")) tmux({"kill-server"});
+}
+
+RunResult TeamEnv::tmux(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv{"/usr/bin/tmux", "-S", (home_ / "tmux.sock").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return Child(argv, clean_env()).wait();
+}
+
 RunResult TeamEnv::run(const std::vector<std::string>& args,
                        const std::map<std::string, std::string>& extra_env) const {
     return start(args, extra_env, "").wait();

@@ -60,8 +60,12 @@ std::map<std::string, std::string> clean_env(const std::map<std::string, std::st
 class TeamEnv {
   public:
     TeamEnv();
+    // Kills this home's private tmux server (if one runs), then removes the home.
+    ~TeamEnv();
     const std::filesystem::path& home() const { return home_; }
     const std::filesystem::path& dir() const { return tmp_.path(); }
+    // Runs tmux on this home's private server, e.g. {"list-panes", "-a"}.
+    RunResult tmux(const std::vector<std::string>& args) const;
 
     // Runs `team ARGS...` with TEAM_HOME set, waits, returns what it printed.
     RunResult run(const std::vector<std::string>& args,
