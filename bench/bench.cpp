@@ -219,6 +219,38 @@ std::function<double(Env&)> sample_kill(std::string script, std::vector<std::str
     };
 }
 
+// Spawns agent NAME running `sleep 1000` into team "bench" (untimed helper).
+std::string spawn_agent(const Env& env, const std::string& name) {
+    auto doc = nlohmann::json::parse(
+        run_checked(env, {env.team, "--json", "--team", "bench", "spawn", name, "--", "sleep", "1000"}));
+    return doc.at("paneId").get<std::string>();
+}
+
+// Runs tmux on the figure's private server.
+void tmux(const Env& env, std::vector<std::string> args) {
+    std::vector<std::string> argv{"tmux", "-S", env.home + "/tmux.sock"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    run_capture(env, argv);
+}
+
+// Setup: a team "bench" with `count` agents (a-000...).
+std::function<void(Env&)> team_with_agents(int count) {
+    return [count](Env& env) {
+        run_checked(env, {env.team, "create", "bench"});
+        for (int i = 0; i < count; ++i) {
+            char name[32];
+            std::snprintf(name, sizeof name, "a-%03d", i);
+            spawn_agent(env, name);
+        }
+    };
+}
+
+// Teardown: the server goes, and with it every pane and agent.
+void kill_tmux_server(Env& env) {
+    tmux(env, {"kill-server"});
+    run_capture(env, {env.team, "--team", "bench", "agents"});  // reconcile what is left
+}
+
 // The figures, each with what it measures and its goal (docs/performance.md has the table).
 std::vector<Figure> figures(const std::string& team) {
     std::vector<Figure> list;
@@ -262,6 +294,41 @@ std::vector<Figure> figures(const std::string& team) {
     list.push_back({"shell kill --timeout 1s, tree ignores SIGTERM", 1030.0, nullptr,
                     sample_kill("trap '' TERM; sleep 1000 & sleep 1000 & wait", {"--timeout", "1s"}),
                     nullptr, 15});
+    // `team spawn` round trip: record, a tmux split-window whose pane runs the agent's
+    // supervisor, the supervisor starts the command and confirms; spawn returns once the pane
+    // and the process are confirmed alive. Each agent's pane is killed afterwards (untimed).
+    // Goal: median <= 20 ms.
+    list.push_back({"spawn", 20.0, [](Env& env) { run_checked(env, {env.team, "create", "bench"}); },
+                    [](Env& env) {
+                        std::string name = "s-" + std::to_string(env.counter++);
+                        double start = now_ms();
+                        std::string pane = spawn_agent(env, name);
+                        double ms = now_ms() - start;
+                        tmux(env, {"kill-pane", "-t", pane});
+                        return ms;
+                    },
+                    kill_tmux_server, 60});
+    // 32 agents spawned one after the other into a new team (the first creates the server and
+    // the session). Goal: <= 1 s for the 32.
+    list.push_back({"spawn 32 agents", 1000.0, nullptr,
+                    [](Env& env) {
+                        std::string team = "t" + std::to_string(env.counter++);
+                        run_checked(env, {env.team, "create", team});
+                        double start = now_ms();
+                        for (int i = 0; i < 32; ++i) {
+                            run_checked(env, {env.team, "--team", team, "spawn", "a" + std::to_string(i), "--",
+                                              "sleep", "1000"});
+                        }
+                        double ms = now_ms() - start;
+                        tmux(env, {"kill-server"});
+                        run_capture(env, {env.team, "--team", team, "agents"});
+                        return ms;
+                    },
+                    kill_tmux_server, 5});
+    // `team agents --json` on a team of 32 live agents: each checked against its supervisor's
+    // pid (pidfd and start time) before it is listed. Goal: median <= 5 ms.
+    list.push_back({"agents --json, 32 agents", 5.0, team_with_agents(32),
+                    sample_argv({team, "--team", "bench", "agents", "--json"}), kill_tmux_server});
     return list;
 }
 

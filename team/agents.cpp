@@ -215,7 +215,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
         pane = server.open_pane(
             team.name,
             {self_exe(), "__agent", "--home", store_.home().string(), std::to_string(agent.id)},
-            cwd, agent.name);
+            cwd, agent.name, *agent.log_file);
         auto supervisor = proc::Pidfd::open(pane->pid, 0);
         auto deadline = SteadyClock::now() + kSpawnTimeout;
         for (;;) {
@@ -268,14 +268,6 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     tmux::TmuxClient client(tmux::TmuxServer::socket_args(store.home()),
                             tmux::TmuxServer::ensure_config(store.home()));
     tmux::TmuxServer server(client);
-    // Logging starts before the command does, so the log has everything the pane showed.
-    if (!pane_id.empty() && agent->log_file) {
-        try {
-            server.log_pane(pane_id, *agent->log_file);
-        } catch (const Error&) {
-            // The agent runs without a log rather than not at all.
-        }
-    }
 
     proc::Supervisor supervisor;
     proc::LaunchSpec spec;

@@ -2,9 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -85,6 +88,23 @@ std::vector<std::string> TmuxServer::socket_args(const fs::path& home) {
     return {"-L", name};
 }
 
+bool TmuxServer::server_alive(const fs::path& home) {
+    auto args = socket_args(home);
+    std::string path = args[0] == "-S" ? args[1] : "";
+    if (path.empty()) {
+        const char* dir = std::getenv("TMUX_TMPDIR");
+        path = std::string(dir && *dir ? dir : "/tmp") + "/tmux-" + std::to_string(::getuid()) + "/" + args[1];
+    }
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    bool alive = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return alive;
+}
+
 fs::path TmuxServer::ensure_config(const fs::path& home) {
     fs::path config = home / "tmux.conf";
     if (!fs::exists(config)) {
@@ -111,19 +131,33 @@ TmuxResult TmuxServer::checked(const std::vector<std::string>& args, std::string
 }
 
 PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std::string>& argv,
-                               const std::string& cwd, const std::string& title) {
-    std::vector<std::string> tail{"-P", "-F", "#{pane_id} #{pane_pid}", "-c", cwd, "--"};
-    tail.insert(tail.end(), argv.begin(), argv.end());
+                               const std::string& cwd, const std::string& title,
+                               const fs::path& log) {
+    std::string target = "=" + session + ":";
+    std::string pipe = "exec cat >> " + shell_quote(log.string());
+    std::vector<std::string> command{"-P", "-F", "#{pane_id} #{pane_pid}", "-c", cwd, "--"};
+    for (const auto& a : argv) command.push_back(tmux_literal(a));
 
-    std::vector<std::string> split{"split-window", "-d", "-t", "=" + session + ":"};
-    split.insert(split.end(), tail.begin(), tail.end());
+    // Without -d the new pane becomes the current one, so the commands after it in the same
+    // call apply to it before tmux reads a byte of its output; last-pane gives the focus back.
+    std::vector<std::string> split{"split-window", "-t", target};
+    split.insert(split.end(), command.begin(), command.end());
+    split.insert(split.end(), {";", "select-pane", "-T", tmux_literal(title), ";", "pipe-pane", "-o",
+                               tmux_literal(pipe), ";", "select-layout", "-t", target, "tiled", ";",
+                               "last-pane", "-t", target});
     TmuxResult r = tmux_.run(split);
-    if (!r.ok() && is_no_server(r)) {
+    if (!r.ok()) {
+        // No server or no session yet: this pane starts the session.
         std::vector<std::string> create{"new-session", "-d", "-s", session, "-n", session};
-        create.insert(create.end(), tail.begin(), tail.end());
-        r = checked(create);
-    } else if (!r.ok()) {
-        checked(split);  // throws with tmux's message
+        create.insert(create.end(), command.begin(), command.end());
+        create.insert(create.end(), {";", "select-pane", "-t", target, "-T", tmux_literal(title), ";",
+                                     "pipe-pane", "-t", target, "-o", tmux_literal(pipe)});
+        TmuxResult created = tmux_.run(create);
+        if (!created.ok()) {
+            bool exists = created.err.find("duplicate session") != std::string::npos;
+            checked(exists ? split : create);  // throws with the message that explains
+        }
+        r = created;
     }
     PaneInfo pane;
     std::istringstream fields(r.out);
@@ -134,14 +168,7 @@ PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std
     if (pane.id.empty() || pane.id[0] != '%' || pane.pid <= 0) {
         throw failed("tmux did not report the new pane: " + r.out);
     }
-    // Title and layout in one call: a readable grid however many panes come and go.
-    tmux_.run({"select-pane", "-t", pane.id, "-T", title, ";", "select-layout", "-t",
-               "=" + session + ":", "tiled"});
     return pane;
-}
-
-void TmuxServer::log_pane(const std::string& pane_id, const fs::path& log) {
-    checked({"pipe-pane", "-t", pane_id, "-o", "exec cat >> " + shell_quote(log.string())});
 }
 
 std::vector<PaneInfo> TmuxServer::list_panes() {

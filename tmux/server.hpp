@@ -30,15 +30,19 @@ class TmuxServer {
     // {"-S", "<home>/tmux.sock"}, or {"-L", "team-<hash of home>"} when that path is too long
     // for a Unix socket.
     static std::vector<std::string> socket_args(const std::filesystem::path& home);
+    // Whether the home's server answers on its socket, without starting a tmux client: a
+    // connect() to the socket (a stale socket of a dead server refuses it).
+    static bool server_alive(const std::filesystem::path& home);
     // Writes <home>/tmux.conf (our settings: remain-on-exit, titles, sizes) if missing; returns it.
     static std::filesystem::path ensure_config(const std::filesystem::path& home);
 
     // Starts `argv` (executed directly, never through a shell) in a new pane of `session`,
-    // creating the session if it does not exist, titles the pane and tiles the window.
+    // creating the session if it does not exist; titles the pane, copies everything it shows to
+    // `log` (appending) from its first byte on, and tiles the window. One tmux call (two when
+    // the session is new); the focus of an attached user stays where it was.
     PaneInfo open_pane(const std::string& session, const std::vector<std::string>& argv,
-                       const std::string& cwd, const std::string& title);
-    // Copies everything the pane shows to `log` (appending).
-    void log_pane(const std::string& pane_id, const std::filesystem::path& log);
+                       const std::string& cwd, const std::string& title,
+                       const std::filesystem::path& log);
 
     // Every pane of the server; empty when no server runs.
     std::vector<PaneInfo> list_panes();
