@@ -30,7 +30,12 @@ void add_prompt_command(CLI::App& app) {
             TeamRecord team = ctx.team();
             Agents agents(ctx.store(), ctx.clock(), ctx.tmux());
             agents.reconcile(team);
-            AgentRecord agent = agents.find(team, o->name);
+            AgentRecord agent = agents.find(team, o->name, true);
+            if (!agent.live()) {
+                throw refused("agent " + quote(agent.name) + " is terminated (" +
+                              agent.exit_reason.value_or("ended") +
+                              "); there is no pane to type into");
+            }
             if (!agent.pane_id) throw refused("agent " + quote(agent.name) + " has no pane yet");
             agents.server().type_text(*agent.pane_id, text, !o->no_enter);
             if (ctx.out().json()) {

@@ -22,8 +22,7 @@
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
-
-extern char** environ;
+#include "state/sql.hpp"
 
 namespace team::proc {
 
@@ -46,39 +45,29 @@ const char* const kColumns = R"sql(
     started_at, ended_at, exit_code, signal, error
 )sql";
 
-template <class T>
-std::optional<T> opt(const SQLite::Column& c) {
-    if (c.isNull()) return std::nullopt;
-    if constexpr (std::is_same_v<T, std::string>) {
-        return c.getString();
-    } else {
-        return static_cast<T>(c.getInt64());
-    }
-}
-
 ShellRecord read_shell(SQLite::Statement& row) {
     ShellRecord s;
     s.id = row.getColumn(0).getString();
-    s.team_id = opt<std::int64_t>(row.getColumn(1));
-    s.agent = opt<std::string>(row.getColumn(2));
+    s.team_id = column_or_null<std::int64_t>(row.getColumn(1));
+    s.agent = column_or_null<std::string>(row.getColumn(2));
     s.command = nlohmann::json::parse(row.getColumn(3).getString()).get<std::vector<std::string>>();
     s.cwd = row.getColumn(4).getString();
     s.env = nlohmann::json::parse(row.getColumn(5).getString()).get<std::vector<std::string>>();
     s.status = row.getColumn(6).getString();
-    s.pid = opt<std::int64_t>(row.getColumn(7));
-    s.pid_start = opt<std::int64_t>(row.getColumn(8));
-    s.supervisor_pid = opt<std::int64_t>(row.getColumn(9));
-    s.supervisor_start = opt<std::int64_t>(row.getColumn(10));
-    s.timeout_ms = opt<std::int64_t>(row.getColumn(11));
-    s.output_limit = opt<std::int64_t>(row.getColumn(12));
+    s.pid = column_or_null<std::int64_t>(row.getColumn(7));
+    s.pid_start = column_or_null<std::int64_t>(row.getColumn(8));
+    s.supervisor_pid = column_or_null<std::int64_t>(row.getColumn(9));
+    s.supervisor_start = column_or_null<std::int64_t>(row.getColumn(10));
+    s.timeout_ms = column_or_null<std::int64_t>(row.getColumn(11));
+    s.output_limit = column_or_null<std::int64_t>(row.getColumn(12));
     s.output_file = row.getColumn(13).getString();
     s.output_truncated = row.getColumn(14).getInt() != 0;
-    s.kill_requested_by = opt<std::string>(row.getColumn(15));
+    s.kill_requested_by = column_or_null<std::string>(row.getColumn(15));
     s.started_at = row.getColumn(16).getInt64();
-    s.ended_at = opt<EpochMs>(row.getColumn(17));
-    s.exit_code = opt<int>(row.getColumn(18));
-    s.signal = opt<std::string>(row.getColumn(19));
-    s.error = opt<std::string>(row.getColumn(20));
+    s.ended_at = column_or_null<EpochMs>(row.getColumn(17));
+    s.exit_code = column_or_null<int>(row.getColumn(18));
+    s.signal = column_or_null<std::string>(row.getColumn(19));
+    s.error = column_or_null<std::string>(row.getColumn(20));
     return s;
 }
 
@@ -102,19 +91,13 @@ std::string new_shell_id() {
 }
 
 // The supervisor's own environment, then the --env entries (which win), then the marker.
-std::vector<std::string> command_environment(const ShellRecord& shell) {
-    std::vector<std::string> env;
-    auto key_of = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
+std::vector<std::string> command_environment(const ShellRecord& shell, const fs::path& home) {
     std::vector<std::string> overrides = shell.env;
+    // The marker that finds what is left of the shell if its supervisor dies: the id, and the
+    // home (ids are unique per home only).
     overrides.push_back("TEAM_SHELL_ID=" + shell.id);
-    for (char** e = environ; *e != nullptr; ++e) {
-        std::string kv = *e;
-        bool overridden = false;
-        for (const auto& o : overrides) overridden = overridden || key_of(o) == key_of(kv);
-        if (!overridden) env.push_back(kv);
-    }
-    env.insert(env.end(), overrides.begin(), overrides.end());
-    return env;
+    overrides.push_back("TEAM_SHELL_HOME=" + home.string());
+    return merged_environment(overrides);
 }
 
 void write_all(int fd, std::string_view data) {
@@ -218,18 +201,9 @@ ShellRecord record_end(Store& store, const Clock& clock, const std::string& id,
         )sql");
         up.bind(1, shell->status);
         up.bind(2, *shell->ended_at);
-        if (shell->exit_code)
-            up.bind(3, *shell->exit_code);
-        else
-            up.bind(3);
-        if (shell->signal)
-            up.bind(4, *shell->signal);
-        else
-            up.bind(4);
-        if (shell->error)
-            up.bind(5, *shell->error);
-        else
-            up.bind(5);
+        bind_or_null(up, 3, shell->exit_code);
+        bind_or_null(up, 4, shell->signal);
+        bind_or_null(up, 5, shell->error);
         up.bind(6, id);
         up.exec();
         append_activity(store.db(), shell->team_id, *shell->ended_at, actor, "shell_exited",
@@ -240,7 +214,7 @@ ShellRecord record_end(Store& store, const Clock& clock, const std::string& id,
 
 // The tree of a shell: below its supervisor while that lives; its process group while its
 // command lives; processes carrying its marker when `use_marker` (the supervisor is gone).
-TreeTarget shell_tree(const ShellRecord& s, bool use_marker) {
+TreeTarget shell_tree(const ShellRecord& s, const fs::path& home, bool use_marker) {
     TreeTarget target;
     if (s.supervisor_pid) {
         target.root = static_cast<pid_t>(*s.supervisor_pid);
@@ -250,7 +224,7 @@ TreeTarget shell_tree(const ShellRecord& s, bool use_marker) {
         Pidfd::open(static_cast<pid_t>(*s.pid), static_cast<std::uint64_t>(*s.pid_start))) {
         target.pgid = static_cast<pid_t>(*s.pid);
     }
-    if (use_marker) target.marker = "TEAM_SHELL_ID=" + s.id;
+    if (use_marker) target.marker = {"TEAM_SHELL_ID=" + s.id, "TEAM_SHELL_HOME=" + home.string()};
     return target;
 }
 
@@ -328,21 +302,12 @@ ShellRecord Shells::start(const ShellStart& request) {
             VALUES (?, ?, ?, ?, ?, ?, 'starting', ?, ?, ?, ?)
         )sql");
         insert.bind(1, shell.id);
-        if (shell.team_id)
-            insert.bind(2, *shell.team_id);
-        else
-            insert.bind(2);
-        if (shell.agent)
-            insert.bind(3, *shell.agent);
-        else
-            insert.bind(3);
+        bind_or_null(insert, 2, shell.team_id);
+        bind_or_null(insert, 3, shell.agent);
         insert.bind(4, nlohmann::json(shell.command).dump());
         insert.bind(5, shell.cwd);
         insert.bind(6, nlohmann::json(shell.env).dump());
-        if (shell.timeout_ms)
-            insert.bind(7, *shell.timeout_ms);
-        else
-            insert.bind(7);
+        bind_or_null(insert, 7, shell.timeout_ms);
         insert.bind(8, *shell.output_limit);
         insert.bind(9, shell.output_file);
         insert.bind(10, shell.started_at);
@@ -427,7 +392,7 @@ int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
     LaunchSpec spec;
     spec.argv = shell->command;
     spec.cwd = shell->cwd;
-    spec.env = command_environment(*shell);
+    spec.env = command_environment(*shell, store.home());
     if (shell->timeout_ms) spec.timeout = Millis(*shell->timeout_ms);
     try {
         supervisor.start(spec);
@@ -507,7 +472,7 @@ bool Shells::reconcile(ShellRecord& shell) {
 }
 
 void Shells::finish_lost(ShellRecord& shell, const std::string& why) {
-    terminate_tree(shell_tree(shell, true), SIGKILL, Millis(0), true);
+    terminate_tree(shell_tree(shell, store_.home(), true), SIGKILL, Millis(0), true);
     ExitStatus exit;
     exit.signal = SIGKILL;  // PR_SET_PDEATHSIG, or ours just now
     shell = record_end(store_, clock_, shell.id, shell.status == "starting" ? "failed" : "killed",
@@ -541,7 +506,7 @@ KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool for
     });
     auto supervisor = supervisor_of(result.shell);
     TerminateOutcome outcome =
-        terminate_tree(shell_tree(result.shell, !supervisor), sig, timeout, force);
+        terminate_tree(shell_tree(result.shell, store_.home(), !supervisor), sig, timeout, force);
     result.signal_sent = signal_name(sig);
     result.force_killed = outcome.force_killed;
 

@@ -12,6 +12,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,6 +20,8 @@
 #include "proc/process_table.hpp"
 #include "proc/signals.hpp"
 #include "proc/terminate.hpp"
+
+extern char** environ;
 
 namespace team::proc {
 
@@ -93,10 +96,12 @@ bool is_executable_file(const std::string& path) {
 
 }  // namespace
 
-std::optional<std::string> find_program(const std::string& program, const std::string& path) {
+std::optional<std::string> find_program(const std::string& program, const std::string& path,
+                                        const std::string& cwd) {
     if (program.empty()) return std::nullopt;
     if (program.find('/') != std::string::npos) {
-        if (is_executable_file(program)) return program;
+        std::string full = program[0] == '/' || cwd.empty() ? program : cwd + "/" + program;
+        if (is_executable_file(full)) return full;
         return std::nullopt;
     }
     std::string dirs = path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path;
@@ -109,6 +114,38 @@ std::optional<std::string> find_program(const std::string& program, const std::s
         start = end + 1;
     }
     return std::nullopt;
+}
+
+std::vector<std::string> merged_environment(const std::vector<std::string>& overrides,
+                                            const std::vector<std::string>& drop_prefixes) {
+    auto key_of = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        std::string kv = *e;
+        bool dropped = false;
+        for (const auto& prefix : drop_prefixes) dropped = dropped || kv.rfind(prefix, 0) == 0;
+        if (!dropped) env.push_back(kv);
+    }
+    for (const auto& kv : overrides) {
+        auto it = std::find_if(env.begin(), env.end(),
+                               [&](const std::string& e) { return key_of(e) == key_of(kv); });
+        if (it != env.end()) {
+            *it = kv;
+        } else {
+            env.push_back(kv);
+        }
+    }
+    return env;
+}
+
+std::string require_program(const std::string& program, const std::string& path,
+                            const std::string& cwd) {
+    if (auto found = find_program(program, path, cwd)) return *found;
+    std::string full =
+        program.empty() || program[0] == '/' || cwd.empty() ? program : cwd + "/" + program;
+    bool exists = program.find('/') != std::string::npos && ::access(full.c_str(), F_OK) == 0;
+    throw failed("cannot run " + quote(program) + ": " +
+                 (exists ? "it is not an executable file" : "command not found"));
 }
 
 Supervisor::Supervisor() {
@@ -133,13 +170,7 @@ Supervisor::~Supervisor() {
 pid_t Supervisor::start(const LaunchSpec& spec) {
     spec_ = spec;
     if (spec.argv.empty()) throw usage_error("no command given");
-    auto program = find_program(spec.argv[0], env_value(spec.env, "PATH"));
-    if (!program) {
-        bool exists = spec.argv[0].find('/') != std::string::npos &&
-                      ::access(spec.argv[0].c_str(), F_OK) == 0;
-        throw failed("cannot run " + quote(spec.argv[0]) + ": " +
-                     (exists ? "it is not an executable file" : "command not found"));
-    }
+    std::string program = require_program(spec.argv[0], env_value(spec.env, "PATH"), spec.cwd);
     std::vector<char*> argv, envp;
     for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -156,8 +187,7 @@ pid_t Supervisor::start(const LaunchSpec& spec) {
     pid_t self = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) throw failed(std::string("fork: ") + std::strerror(errno));
-    if (pid == 0)
-        exec_child(spec, program->c_str(), argv.data(), envp.data(), out[1], err[1], self);
+    if (pid == 0) exec_child(spec, program.c_str(), argv.data(), envp.data(), out[1], err[1], self);
 
     ::close(err[1]);
     if (out[1] >= 0) ::close(out[1]);
@@ -218,7 +248,7 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
         if (child_done_ && !cleaned_up) {
             // The command ended: whatever it left behind (escaped daemons, background jobs)
             // goes too, so that nothing of it runs on unrecorded.
-            if (!find_tree({::getpid(), 0, false, 0, ""}).empty())
+            if (!find_tree({::getpid(), 0, false, 0, {}}).empty())
                 end_tree(SIGTERM, kLeftoverGrace);
             cleaned_up = true;
         }

@@ -48,11 +48,24 @@ struct RunOutcome {
     bool interrupted = false;  // SIGTERM, SIGINT or SIGHUP to the supervisor ended it
 };
 
-// The path exec would run for `program` with this PATH, or nothing if none is executable.
-std::optional<std::string> find_program(const std::string& program, const std::string& path);
+// The path exec would run for `program` with this PATH, or nothing if none is executable. A
+// relative path with a '/' (./run.sh) is taken from `cwd`, where the command will run.
+std::optional<std::string> find_program(const std::string& program, const std::string& path,
+                                        const std::string& cwd = "");
+
+// The same, or a `failed` error that says why not ("command not found", "not an executable
+// file").
+std::string require_program(const std::string& program, const std::string& path,
+                            const std::string& cwd);
+
+// This process's environment without the variables whose names start with one of
+// `drop_prefixes`, then `overrides` ("K=V") applied in order: each key appears once, and for a
+// key given twice the last value counts.
+std::vector<std::string> merged_environment(const std::vector<std::string>& overrides,
+                                            const std::vector<std::string>& drop_prefixes = {});
 
 class Supervisor {
-public:
+  public:
     // Makes this process a child subreaper and takes SIGCHLD, SIGTERM, SIGINT and SIGHUP into
     // a signalfd. One Supervisor per process.
     Supervisor();
@@ -70,7 +83,7 @@ public:
     // chunk of output to `on_output` as it arrives.
     RunOutcome run(const std::function<void(std::string_view)>& on_output);
 
-private:
+  private:
     void reap(RunOutcome& outcome);
     void end_tree(int sig, std::chrono::milliseconds grace);
 

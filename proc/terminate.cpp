@@ -54,7 +54,10 @@ std::vector<ProcessInfo> find_tree(const TreeTarget& target) {
     }
     if (!target.marker.empty()) {
         for (const auto& p : all) {
-            if (!picked.count(p.pid) && environ_has(p.pid, target.marker)) add(p);
+            if (picked.count(p.pid)) continue;
+            bool all = true;
+            for (const auto& entry : target.marker) all = all && environ_has(p.pid, entry);
+            if (all) add(p);
         }
     }
     // A member of the group or a marked process may have descendants of its own.
@@ -82,7 +85,8 @@ TerminateOutcome terminate_tree(const TreeTarget& target, int sig, std::chrono::
         }
         for (auto& h : fresh) handles.push_back(std::move(h));
         // Poll in short slices so late-forked processes are found without waiting long.
-        auto slice = std::min(deadline, Clock::now() + std::chrono::milliseconds(round < 5 ? 5 : 50));
+        auto slice =
+            std::min(deadline, Clock::now() + std::chrono::milliseconds(round < 5 ? 5 : 50));
         bool all_gone = wait_all_exited(handles, slice);
         if (all_gone && find_tree(target).empty()) return outcome;
         if (Clock::now() >= deadline) break;
@@ -101,7 +105,8 @@ TerminateOutcome terminate_tree(const TreeTarget& target, int sig, std::chrono::
         if (now.empty()) break;
         outcome.force_killed = true;
         for (const auto& h : now) h.signal(SIGKILL);
-        wait_all_exited(now, std::min(kill_deadline, Clock::now() + std::chrono::milliseconds(100)));
+        wait_all_exited(now,
+                        std::min(kill_deadline, Clock::now() + std::chrono::milliseconds(100)));
         if (Clock::now() >= kill_deadline) {
             outcome.survivors = static_cast<int>(find_tree(target).size());
             break;

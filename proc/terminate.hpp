@@ -24,7 +24,9 @@ struct TreeTarget {
     std::uint64_t root_start = 0;  // ...if it is still the process that started then
     bool include_root = false;     // and the root itself
     pid_t pgid = 0;                // and the members of this process group (0: none)
-    std::string marker;            // and processes whose environment has this "K=V" ("": none)
+    // and processes whose environment has every one of these "K=V" entries (none: no scan).
+    // Several entries make a marker unique across homes (TEAM_HOME and an id).
+    std::vector<std::string> marker;
 };
 
 // The live (not zombie) processes of the tree, now. Never includes the calling process.

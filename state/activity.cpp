@@ -1,4 +1,5 @@
 #include "state/activity.hpp"
+#include "state/sql.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -9,11 +10,7 @@ void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, 
                      const nlohmann::json& details) {
     SQLite::Statement insert(
         db, "INSERT INTO activity (team_id, at, actor, type, details) VALUES (?, ?, ?, ?, ?)");
-    if (team_id) {
-        insert.bind(1, *team_id);
-    } else {
-        insert.bind(1);
-    }
+    bind_or_null(insert, 1, team_id);
     insert.bind(2, at);
     insert.bind(3, actor);
     insert.bind(4, type);
@@ -21,8 +18,7 @@ void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, 
     insert.exec();
 }
 
-std::vector<ActivityEntry> list_activity(SQLite::Database& db,
-                                         std::optional<std::int64_t> team_id,
+std::vector<ActivityEntry> list_activity(SQLite::Database& db, std::optional<std::int64_t> team_id,
                                          const ActivityQuery& query) {
     std::string sql =
         "SELECT a.id, a.at, a.actor, a.type, a.details, t.name FROM activity a"

@@ -16,10 +16,9 @@
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
+#include "state/sql.hpp"
 #include "state/team_lock.hpp"
 #include "tasks/reassign.hpp"
-
-extern char** environ;
 
 namespace team {
 
@@ -83,14 +82,8 @@ bool mark_terminated(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
     )sql");
     up.bind(1, at);
     up.bind(2, reason);
-    if (exit_code)
-        up.bind(3, *exit_code);
-    else
-        up.bind(3);
-    if (signal)
-        up.bind(4, *signal);
-    else
-        up.bind(4);
+    bind_or_null(up, 3, exit_code);
+    bind_or_null(up, 4, signal);
     up.bind(5, agent.id);
     if (up.exec() == 0) return false;
     auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name);
@@ -121,6 +114,13 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
     if (request.role.size() > 1024) throw usage_error("the role is longer than 1024 bytes");
     for (const auto& kv : request.env) {
         if (!is_env_entry(kv)) throw usage_error("invalid --env " + quote(kv) + ": use KEY=VALUE");
+        std::string key = kv.substr(0, kv.find('='));
+        for (const char* own :
+             {"TEAM_HOME", "TEAM_NAME", "TEAM_AGENT_ID", "TEAM_AGENT_NAME", "TEAM_AGENT_COLOR"}) {
+            if (key == own)
+                throw usage_error("--env cannot set " + key +
+                                  ": team sets it to the agent's own identity");
+        }
     }
     const auto& pool = color_pool();
     if (request.color && std::find(pool.begin(), pool.end(), *request.color) == pool.end()) {
@@ -137,14 +137,10 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
     cwd = fs::canonical(cwd).string();
     std::string path = env_value(request.env, "PATH");
     if (path.empty() && std::getenv("PATH")) path = std::getenv("PATH");
-    if (!proc::find_program(request.argv[0], path)) {
-        bool exists = request.argv[0].find('/') != std::string::npos &&
-                      ::access(request.argv[0].c_str(), F_OK) == 0;
-        throw failed("cannot run " + quote(request.argv[0]) + ": " +
-                     (exists ? "it is not an executable file" : "command not found"));
-    }
+    proc::require_program(request.argv[0], path, cwd);
 
     TeamLock lock(store_.home(), team.name);
+    reconcile(team);  // a dead agent's name and colour are free again
     EpochMs now = clock_.now();
     AgentRecord agent;
     agent.name = request.name;
@@ -276,22 +272,14 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     spec.capture_output = false;
     spec.null_stdin = false;
     spec.foreground_tty = true;
-    std::vector<std::string> ours{"TEAM_HOME=" + store.home().string(), "TEAM_NAME=" + agent->team,
-                                  "TEAM_AGENT_ID=" + agent->id_string(),
-                                  "TEAM_AGENT_NAME=" + agent->name,
-                                  "TEAM_AGENT_COLOR=" + agent->color.value_or("")};
-    ours.insert(ours.end(), agent->env.begin(), agent->env.end());
-    for (char** e = environ; *e != nullptr; ++e) {
-        std::string kv = *e;
-        std::string key = kv.substr(0, kv.find('='));
-        // TEAM_* of whoever started the tmux server must not leak into this agent.
-        if (key.rfind("TEAM_", 0) == 0) continue;
-        bool overridden = false;
-        for (const auto& o : ours)
-            overridden = overridden || o.compare(0, key.size() + 1, key + "=") == 0;
-        if (!overridden) spec.env.push_back(kv);
-    }
-    spec.env.insert(spec.env.end(), ours.begin(), ours.end());
+    // --env, then the agent's identity, which --env cannot change; TEAM_* variables of whoever
+    // started the tmux server do not leak in.
+    std::vector<std::string> overrides = agent->env;
+    overrides.insert(overrides.end(),
+                     {"TEAM_HOME=" + store.home().string(), "TEAM_NAME=" + agent->team,
+                      "TEAM_AGENT_ID=" + agent->id_string(), "TEAM_AGENT_NAME=" + agent->name,
+                      "TEAM_AGENT_COLOR=" + agent->color.value_or("")});
+    spec.env = proc::merged_environment(overrides, {"TEAM_"});
     try {
         supervisor.start(spec);
     } catch (const Error& e) {
@@ -346,7 +334,8 @@ int Agents::reconcile(const TeamRecord& team) {
         // record it as lost.
         proc::TreeTarget target;
         if (live_process(agent.pid, agent.pid_start)) target.pgid = static_cast<pid_t>(*agent.pid);
-        target.marker = "TEAM_AGENT_ID=" + agent.id_string();
+        target.marker = {"TEAM_AGENT_ID=" + agent.id_string(),
+                         "TEAM_HOME=" + store_.home().string()};
         proc::terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
         bool marked = store_.write([&] {
             auto now = load_agent(store_, agent.id);
@@ -359,7 +348,12 @@ int Agents::reconcile(const TeamRecord& team) {
         if (agent.pane_id) {
             if (!panes) panes = server().list_panes();
             for (const auto& p : *panes) {
-                if (p.id == *agent.pane_id && p.session == team.name) server().kill_pane(p.id);
+                // Pane ids start again at %0 on a new server: only the pane whose first process
+                // is this agent's supervisor is its pane.
+                if (p.id == *agent.pane_id && p.session == team.name && agent.supervisor_pid &&
+                    p.pid == static_cast<pid_t>(*agent.supervisor_pid)) {
+                    server().kill_pane(p.id);
+                }
             }
         }
     }

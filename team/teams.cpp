@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "state/activity.hpp"
+#include "state/sql.hpp"
 #include "state/team_lock.hpp"
 
 namespace team {
@@ -36,16 +37,6 @@ TeamRecord read_team(SQLite::Statement& row) {
     return t;
 }
 
-template <class T>
-std::optional<T> optional_column(const SQLite::Column& c) {
-    if (c.isNull()) return std::nullopt;
-    if constexpr (std::is_same_v<T, std::string>) {
-        return c.getString();
-    } else {
-        return static_cast<T>(c.getInt64());
-    }
-}
-
 AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
     AgentRecord a;
     a.id = row.getColumn(0).getInt64();
@@ -54,24 +45,24 @@ AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
     a.role = row.getColumn(2).getString();
     a.is_leader = row.getColumn(3).getInt() != 0;
     a.status = row.getColumn(4).getString();
-    a.pane_id = optional_column<std::string>(row.getColumn(5));
-    a.pid = optional_column<std::int64_t>(row.getColumn(6));
-    a.color = optional_column<std::string>(row.getColumn(7));
+    a.pane_id = column_or_null<std::string>(row.getColumn(5));
+    a.pid = column_or_null<std::int64_t>(row.getColumn(6));
+    a.color = column_or_null<std::string>(row.getColumn(7));
     a.command = nlohmann::json::parse(row.getColumn(8).getString(), nullptr, false);
-    a.cwd = optional_column<std::string>(row.getColumn(9));
+    a.cwd = column_or_null<std::string>(row.getColumn(9));
     a.created_at = row.getColumn(10).getInt64();
-    a.terminated_at = optional_column<EpochMs>(row.getColumn(11));
-    a.exit_code = optional_column<int>(row.getColumn(12));
-    a.signal = optional_column<std::string>(row.getColumn(13));
-    a.exit_reason = optional_column<std::string>(row.getColumn(14));
+    a.terminated_at = column_or_null<EpochMs>(row.getColumn(11));
+    a.exit_code = column_or_null<int>(row.getColumn(12));
+    a.signal = column_or_null<std::string>(row.getColumn(13));
+    a.exit_reason = column_or_null<std::string>(row.getColumn(14));
     a.team_id = row.getColumn(15).getInt64();
     a.env = nlohmann::json::parse(row.getColumn(16).getString(), nullptr, false)
                 .get<std::vector<std::string>>();
-    a.pid_start = optional_column<std::int64_t>(row.getColumn(17));
-    a.supervisor_pid = optional_column<std::int64_t>(row.getColumn(18));
-    a.supervisor_start = optional_column<std::int64_t>(row.getColumn(19));
-    a.log_file = optional_column<std::string>(row.getColumn(20));
-    a.spawn_error = optional_column<std::string>(row.getColumn(21));
+    a.pid_start = column_or_null<std::int64_t>(row.getColumn(17));
+    a.supervisor_pid = column_or_null<std::int64_t>(row.getColumn(18));
+    a.supervisor_start = column_or_null<std::int64_t>(row.getColumn(19));
+    a.log_file = column_or_null<std::string>(row.getColumn(20));
+    a.spawn_error = column_or_null<std::string>(row.getColumn(21));
     return a;
 }
 

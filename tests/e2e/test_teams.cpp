@@ -215,8 +215,9 @@ TEST_CASE("delete is refused while the team has a live agent, and for non-leader
         // Agents arrive with `team spawn` (issue 4); until then put one in the store directly.
         SQLite::Database db((env.home() / "team.db").string(), SQLite::OPEN_READWRITE);
         db.exec(
-            "INSERT INTO agents (team_id, name, status, created_at) "
-            "VALUES (1, 'worker', 'active', 0)");
+            "INSERT INTO agents (team_id, name, status, created_at) VALUES (1, 'worker', 'active', "
+            // Created just now, no supervisor yet: reconciliation gives it time to start.
+            "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))");
     }
     auto by_worker = env.run({"delete", "web", "--as", "worker"});
     CHECK(by_worker.exit_code == 4);

@@ -87,7 +87,7 @@ TEST_CASE("descendants are found through every level", "[proc]") {
     auto tree = descendants(root, scan_processes());
     CHECK(tree.size() >= 3);
     for (const auto& p : tree) CHECK(p.pid != root);
-    terminate_tree({root, 0, true, 0, ""}, SIGKILL, 0ms, true);
+    terminate_tree({root, 0, true, 0, {}}, SIGKILL, 0ms, true);
     ::waitpid(root, nullptr, 0);
     CHECK(mark.none_alive_within(2000));
 }
@@ -120,7 +120,7 @@ TEST_CASE("terminate_tree reaches setsid and double-forked escapees", "[proc]") 
     pid_t root = spawn_sh("setsid sleep 1000 & (sleep 1001 &); sleep 1002", mark);
     wait_for_processes(mark, 3);
     // The escapees are not below root any more: the marker finds them.
-    TreeTarget target{root, 0, true, root, mark.entry()};
+    TreeTarget target{root, 0, true, root, {mark.entry()}};
     CHECK(find_tree(target).size() >= 3);
     auto outcome = terminate_tree(target, SIGTERM, 2000ms, true);
     CHECK(outcome.signalled >= 3);
@@ -134,7 +134,7 @@ TEST_CASE("terminate_tree escalates to SIGKILL after the grace, or reports survi
     team::test::Marker mark;
     pid_t root = spawn_sh("trap '' TERM; while :; do sleep 0.05; done", mark);
     wait_for_processes(mark, 1);
-    TreeTarget target{root, 0, true, root, ""};
+    TreeTarget target{root, 0, true, root, {}};
     auto start = std::chrono::steady_clock::now();
     auto gentle = terminate_tree(target, SIGTERM, 200ms, false);
     CHECK(gentle.survivors >= 1);
@@ -152,7 +152,7 @@ TEST_CASE("a stopped process ends on SIGTERM because SIGCONT goes with it", "[pr
     pid_t root = spawn_sh("exec sleep 1000", mark);
     wait_for_processes(mark, 1);
     ::kill(root, SIGSTOP);
-    auto outcome = terminate_tree({root, 0, true, 0, ""}, SIGTERM, 2000ms, true);
+    auto outcome = terminate_tree({root, 0, true, 0, {}}, SIGTERM, 2000ms, true);
     CHECK_FALSE(outcome.force_killed);
     int status = 0;
     ::waitpid(root, &status, 0);
@@ -162,7 +162,8 @@ TEST_CASE("a stopped process ends on SIGTERM because SIGCONT goes with it", "[pr
 
 TEST_CASE("the supervisor records exit codes and signals apart and leaves nothing", "[proc]") {
     team::test::Marker mark;
-    auto run = [&](std::vector<std::string> argv, std::optional<std::chrono::milliseconds> timeout) {
+    auto run = [&](std::vector<std::string> argv,
+                   std::optional<std::chrono::milliseconds> timeout) {
         Supervisor supervisor;
         LaunchSpec spec;
         spec.argv = std::move(argv);
