@@ -52,8 +52,9 @@ void add_logs_command(CLI::App& app) {
             agents.reconcile(team);
             AgentRecord agent = agents.find(team, o->name, true);
             std::string path = agent.log_file.value_or("");
-            std::string text = last_lines(read_from(path, 0), o->lines);
-            std::size_t offset = read_from(path, 0).size();
+            std::string all = read_from(path, 0);
+            std::string text = last_lines(all, o->lines);
+            std::size_t offset = all.size();
             if (!o->follow) {
                 if (ctx.out().json()) {
                     ctx.out().print_json(

@@ -680,14 +680,19 @@ TEST_CASE(
     "[agents]") {
     Home h("ag-exit");
     const auto& pool = team::color_pool();
-    auto seven = h.spawn("seven", {"sh", "-c", "sleep 0.4; exit 7"});
+    // The agents end only once all four are spawned (however slow the machine, e.g. under
+    // sanitizers), so the colours are handed out in pool order.
+    auto go = h.env.dir() / "go";
+    std::string wait_go = "while [ ! -e " + sq(go) + " ]; do sleep 0.02; done; ";
+    auto seven = h.spawn("seven", {"sh", "-c", wait_go + "exit 7"});
     auto stay = h.spawn("stay", {"sleep", "1000"});
     auto killed = h.spawn("killed", {"sleep", "1000"});
-    auto term = h.spawn("term", {"sh", "-c", "sleep 0.3; kill -TERM $$; sleep 5"});
+    auto term = h.spawn("term", {"sh", "-c", wait_go + "kill -TERM $$; sleep 5"});
     CHECK(seven["color"] == pool[0]);
     CHECK(stay["color"] == pool[1]);
     CHECK(killed["color"] == pool[2]);
     CHECK(term["color"] == pool[3]);
+    { std::ofstream(go) << "go"; }
 
     auto a = h.wait_terminated("seven");
     CHECK(a["exitReason"] == "exited");
