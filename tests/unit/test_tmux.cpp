@@ -1,0 +1,157 @@
+// tmux/server against the strict fake: the exact tmux commands team sends, and how it reads
+// tmux's answers. (The same code runs on real tmux in tests/e2e/test_agents.cpp.)
+#include <catch2/catch.hpp>
+
+#include "base/error.hpp"
+#include "tests/support/fake_tmux.hpp"
+#include "tmux/server.hpp"
+
+using team::test::FakeTmux;
+using namespace team::tmux;
+
+namespace {
+TmuxResult ok(std::string out = "") {
+    return {0, std::move(out), ""};
+}
+TmuxResult fail(std::string err) {
+    return {1, "", std::move(err)};
+}
+}  // namespace
+
+TEST_CASE("a new pane joins the session in one call, focus given back", "[tmux]") {
+    FakeTmux fake;
+    fake.expect({"split-window",
+                 "-t",
+                 "=web:",
+                 "-P",
+                 "-F",
+                 "#{pane_id} #{pane_pid}",
+                 "-c",
+                 "/src",
+                 "--",
+                 "/bin/team",
+                 "__agent",
+                 "--home",
+                 "/h",
+                 "7",
+                 ";",
+                 "select-pane",
+                 "-T",
+                 "w1",
+                 ";",
+                 "pipe-pane",
+                 "-o",
+                 "exec cat >> '/h/logs/it'\\''s.log'",
+                 ";",
+                 "select-layout",
+                 "-t",
+                 "=web:",
+                 "tiled",
+                 ";",
+                 "last-pane",
+                 "-t",
+                 "=web:"},
+                ok("%3 4242\n"));
+    TmuxServer server(fake);
+    auto pane = server.open_pane("web", {"/bin/team", "__agent", "--home", "/h", "7"}, "/src", "w1",
+                                 "/h/logs/it's.log");
+    CHECK(pane.id == "%3");
+    CHECK(pane.pid == 4242);
+    CHECK(fake.done());
+}
+
+TEST_CASE("the first pane creates the session", "[tmux]") {
+    FakeTmux fake;
+    std::vector<std::string> tail{"-P",  "-F",  "#{pane_id} #{pane_pid}", "-c", "/", "--",
+                                  "cmd", "a\\;"};
+    std::vector<std::string> split{"split-window", "-t", "=web:"};
+    split.insert(split.end(), tail.begin(), tail.end());
+    split.insert(split.end(),
+                 {";", "select-pane", "-T", "w", ";", "pipe-pane", "-o", "exec cat >> '/l'", ";",
+                  "select-layout", "-t", "=web:", "tiled", ";", "last-pane", "-t", "=web:"});
+    std::vector<std::string> create{"new-session", "-d", "-s", "web", "-n", "web"};
+    create.insert(create.end(), tail.begin(), tail.end());
+    create.insert(create.end(), {";", "select-pane", "-t", "=web:", "-T", "w", ";", "pipe-pane",
+                                 "-t", "=web:", "-o", "exec cat >> '/l'"});
+    fake.expect(split, fail("no server running on /h/tmux.sock\n")).expect(create, ok("%0 99\n"));
+    TmuxServer server(fake);
+    // An argument ending in ';' would end the tmux command: it is escaped.
+    auto pane = server.open_pane("web", {"cmd", "a;"}, "/", "w", "/l");
+    CHECK(pane.id == "%0");
+    CHECK(fake.done());
+}
+
+TEST_CASE("a tmux failure is an error with tmux's own message", "[tmux]") {
+    FakeTmux fake;
+    fake.expect({"kill-pane", "-t", "%1"}, fail("can't find pane: %1\n"));
+    fake.expect({"kill-pane", "-t", "%2"}, fail("server exited unexpectedly\n"));
+    fake.expect({"kill-pane", "-t", "%2"}, fail("server exited unexpectedly\n"));
+    TmuxServer server(fake);
+    CHECK_FALSE(server.kill_pane("%1"));  // already gone: not an error
+    CHECK_THROWS_WITH(server.kill_pane("%2"), Catch::Contains("server exited unexpectedly"));
+}
+
+TEST_CASE("list-panes output is read field by field, empty fields included", "[tmux]") {
+    FakeTmux fake;
+    const std::string format =
+        "#{pane_id} #{pane_pid} #{pane_dead} #{pane_dead_status} #{pane_dead_signal} "
+        "#{session_name}";
+    fake.expect({"list-panes", "-a", "-F", format},
+                ok("%0 100 0   web\n%1 101 1 3  web\n%2 102 1  9 api\n"));
+    fake.expect({"list-panes", "-a", "-F", format}, fail("no server running on /h/tmux.sock\n"));
+    TmuxServer server(fake);
+    auto panes = server.list_panes();
+    REQUIRE(panes.size() == 3);
+    CHECK(panes[0].id == "%0");
+    CHECK(panes[0].pid == 100);
+    CHECK_FALSE(panes[0].dead);
+    CHECK(panes[1].dead);
+    CHECK(panes[1].dead_status == 3);
+    CHECK_FALSE(panes[1].dead_signal);
+    CHECK(panes[2].dead_signal == 9);
+    CHECK(panes[2].session == "api");
+    CHECK(server.list_panes().empty());  // no server: no panes
+}
+
+TEST_CASE("typing is literal, chunked on UTF-8 boundaries, Enter apart", "[tmux]") {
+    FakeTmux fake;
+    std::string text(4095, 'a');
+    text += "é;";  // the 2-byte character straddles the 4096-byte chunk boundary
+    fake.expect({"send-keys", "-t", "%4", "-l", "--", std::string(4095, 'a')});
+    fake.expect({"send-keys", "-t", "%4", "-l", "--", "é\\;"});
+    fake.expect({"send-keys", "-t", "%4", "Enter"});
+    TmuxServer server(fake);
+    server.type_text("%4", text, true);
+    CHECK(fake.done());
+}
+
+TEST_CASE("several lines are pasted from a buffer in one go", "[tmux]") {
+    // The buffer name is random: a plain recorder checks the shape of the calls.
+    struct Recorder final : team::tmux::Tmux {
+        std::vector<std::vector<std::string>> calls;
+        std::vector<std::string> inputs;
+        TmuxResult run(const std::vector<std::string>& args, std::string_view input) override {
+            calls.push_back(args);
+            inputs.emplace_back(input);
+            return {};
+        }
+    } recorder;
+    TmuxServer pasting(recorder);
+    pasting.type_text("%2", "one\ntwo;\n", false);
+    REQUIRE(recorder.calls.size() == 2);
+    CHECK(recorder.calls[0][0] == "load-buffer");
+    CHECK(recorder.calls[0].back() == "-");
+    CHECK(recorder.inputs[0] == "one\ntwo;\n");
+    auto buffer = recorder.calls[0][2];
+    CHECK(recorder.calls[1] ==
+          std::vector<std::string>{"paste-buffer", "-p", "-d", "-b", buffer, "-t", "%2"});
+}
+
+TEST_CASE("a long home gets a named socket instead of a path", "[tmux]") {
+    CHECK(TmuxServer::socket_args("/tmp/h") == std::vector<std::string>{"-S", "/tmp/h/tmux.sock"});
+    auto args = TmuxServer::socket_args("/tmp/" + std::string(120, 'x'));
+    REQUIRE(args.size() == 2);
+    CHECK(args[0] == "-L");
+    CHECK(args[1].rfind("team-", 0) == 0);
+    CHECK(args == TmuxServer::socket_args("/tmp/" + std::string(120, 'x')));  // stable
+}
