@@ -60,7 +60,7 @@ struct Figure {
     std::function<void(Env&)> setup;     // untimed; may be empty
     std::function<double(Env&)> sample;  // one timing, in milliseconds
     std::function<void(Env&)> teardown;  // may be empty; runs even when the figure failed
-    int max_runs = 0;  // a cap on runs (and warm-up) for slow figures; 0: no cap
+    int max_runs = 0;                    // a cap on runs (and warm-up) for slow figures; 0: no cap
 };
 
 double now_ms() {
@@ -221,8 +221,8 @@ std::function<double(Env&)> sample_kill(std::string script, std::vector<std::str
 
 // Spawns agent NAME running `sleep 1000` into team "bench" (untimed helper).
 std::string spawn_agent(const Env& env, const std::string& name) {
-    auto doc = nlohmann::json::parse(
-        run_checked(env, {env.team, "--json", "--team", "bench", "spawn", name, "--", "sleep", "1000"}));
+    auto doc = nlohmann::json::parse(run_checked(
+        env, {env.team, "--json", "--team", "bench", "spawn", name, "--", "sleep", "1000"}));
     return doc.at("paneId").get<std::string>();
 }
 
@@ -291,14 +291,18 @@ std::vector<Figure> figures(const std::string& team) {
                     sample_kill("sleep 1000 & sleep 1000 & wait", {}), nullptr});
     // The same for a tree that ignores SIGTERM, with --timeout 1s: SIGKILL after the second.
     // Goal: median <= 1030 ms. Slow, so at most 15 runs.
-    list.push_back({"shell kill --timeout 1s, tree ignores SIGTERM", 1030.0, nullptr,
-                    sample_kill("trap '' TERM; sleep 1000 & sleep 1000 & wait", {"--timeout", "1s"}),
-                    nullptr, 15});
+    list.push_back(
+        {"shell kill --timeout 1s, tree ignores SIGTERM", 1030.0, nullptr,
+         sample_kill("trap '' TERM; sleep 1000 & sleep 1000 & wait", {"--timeout", "1s"}), nullptr,
+         15});
     // `team spawn` round trip: record, a tmux split-window whose pane runs the agent's
     // supervisor, the supervisor starts the command and confirms; spawn returns once the pane
     // and the process are confirmed alive. Each agent's pane is killed afterwards (untimed).
     // Goal: median <= 20 ms.
-    list.push_back({"spawn", 20.0, [](Env& env) { run_checked(env, {env.team, "create", "bench"}); },
+    list.push_back({"spawn", 20.0,
+                    [](Env& env) {
+                        run_checked(env, {env.team, "create", "bench"});
+                    },
                     [](Env& env) {
                         std::string name = "s-" + std::to_string(env.counter++);
                         double start = now_ms();
@@ -316,8 +320,8 @@ std::vector<Figure> figures(const std::string& team) {
                         run_checked(env, {env.team, "create", team});
                         double start = now_ms();
                         for (int i = 0; i < 32; ++i) {
-                            run_checked(env, {env.team, "--team", team, "spawn", "a" + std::to_string(i), "--",
-                                              "sleep", "1000"});
+                            run_checked(env, {env.team, "--team", team, "spawn",
+                                              "a" + std::to_string(i), "--", "sleep", "1000"});
                         }
                         double ms = now_ms() - start;
                         tmux(env, {"kill-server"});

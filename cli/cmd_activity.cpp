@@ -21,7 +21,11 @@ struct Options {
 };
 
 std::vector<std::string> row(const ActivityEntry& e, EpochMs now) {
-    return {std::to_string(e.id), relative_time(e.at, now), e.team.value_or("-"), e.actor, e.type,
+    return {std::to_string(e.id),
+            relative_time(e.at, now),
+            e.team.value_or("-"),
+            e.actor,
+            e.type,
             cell(e.details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 80)};
 }
 
@@ -31,7 +35,8 @@ int run(Context& ctx, const Options& o) {
     if (!o.all) {
         team = ctx.team();
     } else if (!ctx.has_store()) {
-        ctx.out().json() ? ctx.out().print_json(nlohmann::json::array()) : ctx.out().line("no activity");
+        ctx.out().json() ? ctx.out().print_json(nlohmann::json::array())
+                         : ctx.out().line("no activity");
         return 0;
     }
     std::optional<std::int64_t> team_id;

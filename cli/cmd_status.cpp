@@ -35,27 +35,32 @@ void print_human(const Context& ctx, const TeamStatus& s) {
 
 void add_status_command(CLI::App& app) {
     auto name = std::make_shared<std::string>();
-    auto* cmd = add_command(
-        app, "status", "the team, its leader, its live agents (checked against tmux and the OS) and its tmux server", [name](Context& ctx) {
-            TeamRecord team = ctx.team(name->empty() ? std::nullopt : std::optional(*name));
-            // Agents are checked against tmux and the OS before they are shown.
-            Agents(ctx.store(), ctx.clock(), ctx.tmux()).reconcile(team);
-            team = ctx.teams().find(team.name);
-            TeamStatus s = ctx.teams().status(team);
-            auto socket = tmux::TmuxServer::socket_args(ctx.store().home());
-            bool running = tmux::TmuxServer::server_alive(ctx.store().home());
-            if (ctx.out().json()) {
-                nlohmann::json doc = to_json(s.team);
-                doc["agents"] = nlohmann::json::array();
-                for (const auto& a : s.agents) doc["agents"].push_back(to_json(a));
-                doc["tmux"] = {{"socket", socket[1]}, {"running", running}};
-                ctx.out().print_json(doc);
-            } else {
-                print_human(ctx, s);
-                ctx.out().line(ctx.out().bold("tmux") + "       " + socket[1] + (running ? " (running)" : " (not running)"));
-            }
-            return 0;
-        });
+    auto* cmd = add_command(app, "status",
+                            "the team, its leader, its live agents (checked against tmux and the "
+                            "OS) and its tmux server",
+                            [name](Context& ctx) {
+                                TeamRecord team =
+                                    ctx.team(name->empty() ? std::nullopt : std::optional(*name));
+                                // Agents are checked against tmux and the OS before they are shown.
+                                Agents(ctx.store(), ctx.clock(), ctx.tmux()).reconcile(team);
+                                team = ctx.teams().find(team.name);
+                                TeamStatus s = ctx.teams().status(team);
+                                auto socket = tmux::TmuxServer::socket_args(ctx.store().home());
+                                bool running = tmux::TmuxServer::server_alive(ctx.store().home());
+                                if (ctx.out().json()) {
+                                    nlohmann::json doc = to_json(s.team);
+                                    doc["agents"] = nlohmann::json::array();
+                                    for (const auto& a : s.agents)
+                                        doc["agents"].push_back(to_json(a));
+                                    doc["tmux"] = {{"socket", socket[1]}, {"running", running}};
+                                    ctx.out().print_json(doc);
+                                } else {
+                                    print_human(ctx, s);
+                                    ctx.out().line(ctx.out().bold("tmux") + "       " + socket[1] +
+                                                   (running ? " (running)" : " (not running)"));
+                                }
+                                return 0;
+                            });
     cmd->add_option("NAME", *name, "the team (default: --team, TEAM_NAME, or the only live team)");
     cmd->footer("Example: team status web --json");
 }

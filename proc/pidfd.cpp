@@ -31,7 +31,9 @@ Pidfd::~Pidfd() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-Pidfd::Pidfd(Pidfd&& other) noexcept : fd_(other.fd_), pid_(other.pid_) { other.fd_ = -1; }
+Pidfd::Pidfd(Pidfd&& other) noexcept : fd_(other.fd_), pid_(other.pid_) {
+    other.fd_ = -1;
+}
 
 Pidfd& Pidfd::operator=(Pidfd&& other) noexcept {
     if (this != &other) {
@@ -52,14 +54,16 @@ bool Pidfd::exited() const {
     return ::poll(&p, 1, 0) > 0;
 }
 
-bool wait_all_exited(const std::vector<Pidfd>& fds, std::chrono::steady_clock::time_point deadline) {
+bool wait_all_exited(const std::vector<Pidfd>& fds,
+                     std::chrono::steady_clock::time_point deadline) {
     using namespace std::chrono;
     std::vector<pollfd> waiting;
     for (const auto& p : fds) waiting.push_back({p.fd(), POLLIN, 0});
     while (!waiting.empty()) {
         auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
         if (left < 0) return false;
-        int rc = ::poll(waiting.data(), waiting.size(), static_cast<int>(std::min<long long>(left + 1, 60'000)));
+        int rc = ::poll(waiting.data(), waiting.size(),
+                        static_cast<int>(std::min<long long>(left + 1, 60'000)));
         if (rc < 0 && errno != EINTR) return false;
         std::erase_if(waiting, [](const pollfd& p) { return p.revents != 0; });
         if (rc == 0 && steady_clock::now() >= deadline) return waiting.empty();

@@ -13,7 +13,7 @@
 namespace team::proc {
 
 class Pidfd {
-public:
+  public:
     // The process `pid` if it exists and started at `start_time`; nothing if it is gone or the
     // pid now belongs to another process. A start_time of 0 skips the check (for a child we
     // have just forked and not yet waited for, whose pid cannot have been reused).
@@ -33,7 +33,7 @@ public:
     // Whether the process has ended (it may still be a zombie waiting to be reaped).
     bool exited() const;
 
-private:
+  private:
     Pidfd(int fd, pid_t pid) : fd_(fd), pid_(pid) {}
     int fd_ = -1;
     pid_t pid_ = 0;

@@ -41,11 +41,20 @@ std::optional<ProcessInfo> parse_stat(pid_t pid, const std::string& stat) {
         ++field;
         char* end = nullptr;
         switch (field) {
-            case 4: info.ppid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;
-            case 5: info.pgid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;
-            case 6: info.sid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;
-            case 22: info.start_time = std::strtoull(p, &end, 10); break;
-            default: break;
+            case 4:
+                info.ppid = static_cast<pid_t>(std::strtol(p, &end, 10));
+                break;
+            case 5:
+                info.pgid = static_cast<pid_t>(std::strtol(p, &end, 10));
+                break;
+            case 6:
+                info.sid = static_cast<pid_t>(std::strtol(p, &end, 10));
+                break;
+            case 22:
+                info.start_time = std::strtoull(p, &end, 10);
+                break;
+            default:
+                break;
         }
     }
     if (field < 22) return std::nullopt;

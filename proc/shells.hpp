@@ -78,7 +78,7 @@ struct OutputSlice {
 };
 
 class Shells {
-public:
+  public:
     Shells(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
 
     // Starts the shell and returns once its command runs. Throws `failed` (the record stays,
@@ -109,7 +109,7 @@ public:
 
     std::filesystem::path shells_dir() const { return store_.home() / "shells"; }
 
-private:
+  private:
     std::optional<ShellRecord> find(const std::string& id);
     // A shell recorded as running whose supervisor is gone: ends what is left of it and
     // records that. True if the record changed.

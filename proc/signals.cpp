@@ -18,16 +18,16 @@ struct Named {
 };
 
 constexpr Named kSignals[] = {
-    {"SIGHUP", SIGHUP, true},     {"SIGINT", SIGINT, true},       {"SIGQUIT", SIGQUIT, true},
-    {"SIGILL", SIGILL, false},    {"SIGTRAP", SIGTRAP, false},    {"SIGABRT", SIGABRT, false},
-    {"SIGBUS", SIGBUS, false},    {"SIGFPE", SIGFPE, false},      {"SIGKILL", SIGKILL, true},
-    {"SIGUSR1", SIGUSR1, false},  {"SIGSEGV", SIGSEGV, false},    {"SIGUSR2", SIGUSR2, false},
-    {"SIGPIPE", SIGPIPE, false},  {"SIGALRM", SIGALRM, false},    {"SIGTERM", SIGTERM, true},
-    {"SIGCHLD", SIGCHLD, false},  {"SIGCONT", SIGCONT, false},    {"SIGSTOP", SIGSTOP, false},
-    {"SIGTSTP", SIGTSTP, false},  {"SIGTTIN", SIGTTIN, false},    {"SIGTTOU", SIGTTOU, false},
-    {"SIGURG", SIGURG, false},    {"SIGXCPU", SIGXCPU, false},    {"SIGXFSZ", SIGXFSZ, false},
+    {"SIGHUP", SIGHUP, true},        {"SIGINT", SIGINT, true},    {"SIGQUIT", SIGQUIT, true},
+    {"SIGILL", SIGILL, false},       {"SIGTRAP", SIGTRAP, false}, {"SIGABRT", SIGABRT, false},
+    {"SIGBUS", SIGBUS, false},       {"SIGFPE", SIGFPE, false},   {"SIGKILL", SIGKILL, true},
+    {"SIGUSR1", SIGUSR1, false},     {"SIGSEGV", SIGSEGV, false}, {"SIGUSR2", SIGUSR2, false},
+    {"SIGPIPE", SIGPIPE, false},     {"SIGALRM", SIGALRM, false}, {"SIGTERM", SIGTERM, true},
+    {"SIGCHLD", SIGCHLD, false},     {"SIGCONT", SIGCONT, false}, {"SIGSTOP", SIGSTOP, false},
+    {"SIGTSTP", SIGTSTP, false},     {"SIGTTIN", SIGTTIN, false}, {"SIGTTOU", SIGTTOU, false},
+    {"SIGURG", SIGURG, false},       {"SIGXCPU", SIGXCPU, false}, {"SIGXFSZ", SIGXFSZ, false},
     {"SIGVTALRM", SIGVTALRM, false}, {"SIGPROF", SIGPROF, false}, {"SIGWINCH", SIGWINCH, false},
-    {"SIGIO", SIGIO, false},      {"SIGPWR", SIGPWR, false},      {"SIGSYS", SIGSYS, false},
+    {"SIGIO", SIGIO, false},         {"SIGPWR", SIGPWR, false},   {"SIGSYS", SIGSYS, false},
 };
 
 }  // namespace

@@ -37,8 +37,7 @@ struct ActivityQuery {
 };
 
 // Oldest first: the entries of one team, or with `team_id` none every entry of the home.
-std::vector<ActivityEntry> list_activity(SQLite::Database& db,
-                                         std::optional<std::int64_t> team_id,
+std::vector<ActivityEntry> list_activity(SQLite::Database& db, std::optional<std::int64_t> team_id,
                                          const ActivityQuery& query);
 
 nlohmann::json to_json(const ActivityEntry& entry);

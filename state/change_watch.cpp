@@ -80,8 +80,8 @@ bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
         auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
         if (left < 0) left = 0;
         // Round up so a sub-millisecond remainder does not become a busy loop.
-        int rc = ::poll(fds.data(), fds.size(),
-                        static_cast<int>(std::min<long long>(left + 1, 60'000)));
+        int rc =
+            ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left + 1, 60'000)));
         if (rc < 0 && errno == EINTR) continue;
         if (rc > 0) {
             for (size_t i = 1; i < fds.size(); ++i) {

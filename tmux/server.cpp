@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -93,7 +93,8 @@ bool TmuxServer::server_alive(const fs::path& home) {
     std::string path = args[0] == "-S" ? args[1] : "";
     if (path.empty()) {
         const char* dir = std::getenv("TMUX_TMPDIR");
-        path = std::string(dir && *dir ? dir : "/tmp") + "/tmux-" + std::to_string(::getuid()) + "/" + args[1];
+        path = std::string(dir && *dir ? dir : "/tmp") + "/tmux-" + std::to_string(::getuid()) +
+               "/" + args[1];
     }
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return false;
@@ -142,16 +143,16 @@ PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std
     // call apply to it before tmux reads a byte of its output; last-pane gives the focus back.
     std::vector<std::string> split{"split-window", "-t", target};
     split.insert(split.end(), command.begin(), command.end());
-    split.insert(split.end(), {";", "select-pane", "-T", tmux_literal(title), ";", "pipe-pane", "-o",
-                               tmux_literal(pipe), ";", "select-layout", "-t", target, "tiled", ";",
-                               "last-pane", "-t", target});
+    split.insert(split.end(), {";", "select-pane", "-T", tmux_literal(title), ";", "pipe-pane",
+                               "-o", tmux_literal(pipe), ";", "select-layout", "-t", target,
+                               "tiled", ";", "last-pane", "-t", target});
     TmuxResult r = tmux_.run(split);
     if (!r.ok()) {
         // No server or no session yet: this pane starts the session.
         std::vector<std::string> create{"new-session", "-d", "-s", session, "-n", session};
         create.insert(create.end(), command.begin(), command.end());
-        create.insert(create.end(), {";", "select-pane", "-t", target, "-T", tmux_literal(title), ";",
-                                     "pipe-pane", "-t", target, "-o", tmux_literal(pipe)});
+        create.insert(create.end(), {";", "select-pane", "-t", target, "-T", tmux_literal(title),
+                                     ";", "pipe-pane", "-t", target, "-o", tmux_literal(pipe)});
         TmuxResult created = tmux_.run(create);
         if (!created.ok()) {
             bool exists = created.err.find("duplicate session") != std::string::npos;

@@ -12,7 +12,7 @@
 namespace team::test {
 
 class Marker {
-public:
+  public:
     Marker();   // a new unique marker
     ~Marker();  // SIGKILLs whatever still carries it
     Marker(const Marker&) = delete;
@@ -28,7 +28,7 @@ public:
     // Waits up to `ms` for none to be alive; true if none is.
     bool none_alive_within(int ms) const;
 
-private:
+  private:
     std::string key_ = "TEAM_TEST_MARK";
     std::string value_;
     std::string entry_;

@@ -46,7 +46,8 @@ void check_seed_kept(SQLite::Database& db, int version) {
     if (version >= 1) {
         CHECK(db.execAndGet("SELECT name FROM teams WHERE id = 1").getString() == "web");
         CHECK(db.execAndGet("SELECT count(*) FROM agents").getInt() == 1);
-        CHECK(db.execAndGet("SELECT type FROM activity WHERE id = 1").getString() == "team_created");
+        CHECK(db.execAndGet("SELECT type FROM activity WHERE id = 1").getString() ==
+              "team_created");
     }
     if (version >= 2) {
         CHECK(db.execAndGet("SELECT status FROM shells").getString() == "completed");
