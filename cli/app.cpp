@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "base/error.hpp"
 #include "base/names.hpp"
@@ -146,10 +147,16 @@ int run(int argc, char** argv) {
     add_run_command(app);
     add_supervise_command(app);
 
-    // Subcommand help lists only the subcommand's own options: name the global ones too.
-    for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-        sub->footer(sub->get_footer() + (sub->get_footer().empty() ? "" : "\n\n") + kGlobalHelp);
-    }
+    // Subcommand help lists only the subcommand's own options: name the global ones too, at
+    // every level (team shell kill --help as well as team shell --help).
+    std::function<void(CLI::App&)> add_global_help = [&](CLI::App& parent) {
+        for (auto* sub : parent.get_subcommands([](const CLI::App*) { return true; })) {
+            sub->footer(sub->get_footer() + (sub->get_footer().empty() ? "" : "\n\n") +
+                        kGlobalHelp);
+            add_global_help(*sub);
+        }
+    };
+    add_global_help(app);
 
     try {
         check_command_word(app, argc, argv);

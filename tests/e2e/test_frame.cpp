@@ -99,6 +99,18 @@ TEST_CASE("every command has complete help", "[frame]") {
         CHECK_THAT(help.out, Catch::Contains("Usage") && Catch::Contains("Example"));
         CHECK_THAT(help.out, Catch::Contains("--json"));  // global options are listed too
     }
+    for (std::vector<std::string> cmd : std::vector<std::vector<std::string>>{{"shell", "start"},
+                                                                              {"shell", "kill"},
+                                                                              {"shell", "output"},
+                                                                              {"spawn"},
+                                                                              {"run"},
+                                                                              {"prompt"}}) {
+        cmd.push_back("--help");
+        auto help = env.run(cmd);
+        INFO(cmd[0] << " " << cmd[1]);
+        CHECK(help.exit_code == 0);
+        CHECK_THAT(help.out, Catch::Contains("Example") && Catch::Contains("--json"));
+    }
     CHECK_THAT(env.run({"--version"}).out, Catch::Contains("0.1"));
 }
 
