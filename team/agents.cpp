@@ -29,6 +29,9 @@ namespace {
 
 // How long spawn waits for the pane's supervisor to confirm the command runs.
 constexpr auto kSpawnTimeout = std::chrono::seconds(10);
+// How long a look waits for a supervisor that is recording its agent's end (it gives the
+// agent's leftovers one second after SIGTERM).
+constexpr auto kRecordWait = std::chrono::seconds(3);
 // A record still `spawning` this long after its creation, with no supervisor, is lost.
 constexpr EpochMs kStaleSpawnMs = 30'000;
 
@@ -328,7 +331,24 @@ int Agents::reconcile(const TeamRecord& team) {
     int changed = 0;
     std::optional<std::vector<tmux::PaneInfo>> panes;
     for (const auto& agent : load_agents(store_, team, false)) {
-        if (live_process(agent.supervisor_pid, agent.supervisor_start)) continue;
+        if (auto supervisor = live_process(agent.supervisor_pid, agent.supervisor_start)) {
+            // Its command has ended and its supervisor is recording that (it ends what is left
+            // and writes the record): wait for it, so that the command that looks sees the end.
+            if (agent.pid && !live_process(agent.pid, agent.pid_start)) {
+                ChangeWatch watch(store_.home());
+                auto deadline = SteadyClock::now() + kRecordWait;
+                for (;;) {
+                    auto now = load_agent(store_, agent.id);
+                    if (!now || !now->live() || supervisor->exited()) break;
+                    if (!watch.wait_until(deadline, {supervisor->fd()}) &&
+                        SteadyClock::now() >= deadline) {
+                        break;
+                    }
+                }
+                ++changed;
+            }
+            continue;
+        }
         if (!agent.supervisor_pid && clock_.now() - agent.created_at < kStaleSpawnMs) continue;
         // Its supervisor is gone without recording an end: end what is left of the agent and
         // record it as lost.

@@ -4,7 +4,12 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
 
 #include "proc/process_table.hpp"
@@ -42,10 +47,25 @@ std::vector<pid_t> Marker::alive() const {
 }
 
 bool Marker::none_alive_within(int ms) const {
+#if defined(__SANITIZE_ADDRESS__)
+    ms *= 4;  // sanitized processes (supervisors included) take much longer to exit
+#endif
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     for (;;) {
-        if (alive().empty()) return true;
-        if (std::chrono::steady_clock::now() >= deadline) return false;
+        auto pids = alive();
+        if (pids.empty()) return true;
+        if (std::chrono::steady_clock::now() >= deadline) {
+            // Say what is left, so a failure can be understood from the log alone.
+            for (pid_t pid : pids) {
+                std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+                std::string cmdline((std::istreambuf_iterator<char>(in)),
+                                    std::istreambuf_iterator<char>());
+                std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+                std::fprintf(stderr, "still alive with the marker: %d %s\n", static_cast<int>(pid),
+                             cmdline.c_str());
+            }
+            return false;
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
 }
