@@ -838,6 +838,8 @@ TEST_CASE("reconciling a lost agent never kills another home's agent of the same
     auto pane_pids = one.pane_pids();
     REQUIRE(pane_pids.count(first["paneId"]) == 1);
     REQUIRE(::kill(pane_pids[first["paneId"]], SIGKILL) == 0);
+    // The signal is delivered asynchronously: look once the supervisor is really gone.
+    REQUIRE(eventually([&] { return !alive(pane_pids[first["paneId"]]); }));
     CHECK(one.agent("twin")["status"] == "terminated");
     // The other home's agent is none of this home's business.
     std::this_thread::sleep_for(Ms(200));
