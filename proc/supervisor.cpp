@@ -300,10 +300,4 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
     }
 }
 
-std::string describe(const ExitStatus& status) {
-    if (status.signal) return "killed by " + signal_name(*status.signal);
-    if (status.exit_code) return "exited with " + std::to_string(*status.exit_code);
-    return "running";
-}
-
 }  // namespace team::proc

@@ -96,7 +96,4 @@ class Supervisor {
     std::vector<int> blocked_;  // the signals taken into the signalfd
 };
 
-// The name-less status as JSON shows it: {"exitCode": n|null, "signal": "SIGKILL"|null}.
-std::string describe(const ExitStatus& status);
-
 }  // namespace team::proc

@@ -41,20 +41,6 @@ class Store {
         }
     }
 
-    // Runs fn() in one read transaction, so that several queries see one snapshot.
-    template <class Fn>
-    auto read(Fn&& fn) -> decltype(fn()) {
-        SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::DEFERRED);
-        if constexpr (std::is_void_v<decltype(fn())>) {
-            fn();
-            tx.commit();
-        } else {
-            auto result = fn();
-            tx.commit();
-            return result;
-        }
-    }
-
     // How long a connection waits for another process's write lock before failing.
     static constexpr int kBusyTimeoutMs = 10'000;
     // Frames of WAL after which a commit checkpoints and truncates it (see store.cpp).

@@ -215,19 +215,6 @@ bool TmuxServer::kill_pane(const std::string& pane_id) {
     return false;
 }
 
-bool TmuxServer::kill_session(const std::string& session) {
-    TmuxResult r = tmux_.run({"kill-session", "-t", "=" + session + ":"});
-    return r.ok();
-}
-
-void TmuxServer::kill_server() {
-    tmux_.run({"kill-server"});
-}
-
-bool TmuxServer::server_running() {
-    return tmux_.run({"list-sessions", "-F", "#{session_name}"}).ok();
-}
-
 void TmuxServer::type_text(const std::string& pane_id, const std::string& text, bool press_enter) {
     if (text.find('\n') != std::string::npos) {
         // Several lines: one paste, so no line is sent on its own before the rest arrives.

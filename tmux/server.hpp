@@ -48,16 +48,10 @@ class TmuxServer {
     std::vector<PaneInfo> list_panes();
     // Kills one pane; false when it was already gone (not an error).
     bool kill_pane(const std::string& pane_id);
-    // Kills the session (false when it was not there).
-    bool kill_session(const std::string& session);
-    void kill_server();
-    bool server_running();
 
     // Types `text` into the pane as a person would: literally, in chunks of at most 4 KB cut on
     // UTF-8 boundaries; multi-line text through a paste buffer. Then Enter, separately.
     void type_text(const std::string& pane_id, const std::string& text, bool press_enter);
-
-    Tmux& client() { return tmux_; }
 
   private:
     TmuxResult checked(const std::vector<std::string>& args, std::string_view input = {});
