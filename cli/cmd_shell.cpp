@@ -8,6 +8,7 @@
 #include "base/duration.hpp"
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/input.hpp"
@@ -65,10 +66,7 @@ std::optional<std::string> shell_agent(Context& ctx, const std::optional<TeamRec
 // The team a shell belongs to, if any (for the actor of what is done to it).
 std::optional<TeamRecord> team_of(Context& ctx, const ShellRecord& shell) {
     if (!shell.team_id) return std::nullopt;
-    for (const auto& t : ctx.teams().list(true)) {
-        if (t.id == *shell.team_id) return t;
-    }
-    return std::nullopt;
+    return ctx.teams().find_by_id(*shell.team_id);
 }
 
 std::optional<TeamRecord> team_for_shells(Context& ctx, const std::string& agent) {
@@ -231,20 +229,22 @@ void add_output(CLI::App& shell) {
             std::filesystem::path file = s.output_file;
             ChangeWatch file_watch(file.parent_path(), file.filename().string());
             ChangeWatch store_watch(ctx.store().home());
-            std::size_t offset = 0;
+            // First what is there (its last --limit bytes, cut on a character boundary), then
+            // only what the file gains: each wake-up reads from where the last one stopped.
+            auto [fresh, offset] = shells.output_from(s, 0);
+            if (limit) fresh = std::string(utf8_tail(fresh, *limit));
             for (;;) {
                 s = shells.get(o->id);
                 bool ended = !s.running();
-                auto all = shells.output(s, std::nullopt).output;
-                if (offset == 0 && limit && all.size() > *limit) offset = all.size() - *limit;
-                if (all.size() < offset) offset = 0;  // compacted by --output-limit
-                std::string_view fresh(all.data() + offset, all.size() - offset);
+                auto [more, end] = shells.output_from(s, offset);
+                fresh += more;
+                offset = end;
                 if (!fresh.empty()) {
                     if (ctx.out().json())
                         ctx.out().print_json({{"output", fresh}});
                     else
                         write_raw(fresh);
-                    offset = all.size();
+                    fresh.clear();
                 }
                 if (ended) {
                     if (ctx.out().json())

@@ -580,6 +580,21 @@ std::vector<std::string> Shells::gc(Millis older_than, const std::string& actor)
     return ids;
 }
 
+std::pair<std::string, std::size_t> Shells::output_from(const ShellRecord& shell,
+                                                        std::size_t offset) {
+    int fd = ::open(shell.output_file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {"", 0};
+    struct stat st {};
+    ::fstat(fd, &st);
+    auto size = static_cast<std::size_t>(st.st_size);
+    if (size < offset) offset = 0;
+    std::string bytes(size - offset, '\0');
+    ssize_t n = ::pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    ::close(fd);
+    bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return {bytes, offset + bytes.size()};
+}
+
 OutputSlice Shells::output(const ShellRecord& shell, std::optional<std::size_t> limit) {
     OutputSlice slice;
     slice.truncated = shell.output_truncated;

@@ -102,6 +102,9 @@ class Shells {
 
     // What it printed: all of it, or the last `limit` bytes cut on a UTF-8 boundary.
     OutputSlice output(const ShellRecord& shell, std::optional<std::size_t> limit);
+    // For followers: the output file's bytes from `offset` on, and its size now. When the
+    // file is smaller than `offset` (--output-limit dropped its start), from its start.
+    std::pair<std::string, std::size_t> output_from(const ShellRecord& shell, std::size_t offset);
 
     // The body of the hidden `team __supervise ID`: runs the shell's command to its end and
     // records it. `ready_fd` receives "ok PID" or "err MESSAGE" once the command runs or failed.

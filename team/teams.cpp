@@ -184,6 +184,14 @@ TeamRecord Teams::find(const std::string& name) {
     throw team_not_found(name, team_names(db));
 }
 
+std::optional<TeamRecord> Teams::find_by_id(std::int64_t id) {
+    SQLite::Statement select(
+        store_.db(), std::string("SELECT ") + kTeamColumns + " FROM teams t WHERE t.id = ?");
+    select.bind(1, id);
+    if (select.executeStep()) return read_team(select);
+    return std::nullopt;
+}
+
 Error team_not_found(const std::string& name, const std::vector<std::string>& known) {
     check_name(name, "team name");
     return not_found("team " + quote(name) + " not found" + did_you_mean(name, known));

@@ -94,6 +94,9 @@ class Teams {
     // The live team of that name, else the newest dissolved one. Not found: did-you-mean.
     TeamRecord find(const std::string& name);
 
+    // The team with this row id (live or dissolved), if it still exists.
+    std::optional<TeamRecord> find_by_id(std::int64_t id);
+
     // SPEC 1.1: the named team, else the only live team; otherwise a usage error listing them.
     TeamRecord resolve(const std::optional<std::string>& name);
 

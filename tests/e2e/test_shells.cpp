@@ -979,3 +979,23 @@ TEST_CASE("shell release in a team logs the kill with the caller, like shell kil
     CHECK(actor_of["execution_cancelled"] == "leader@web");
     CHECK(actor_of["shell_released"] == "leader@web");
 }
+
+TEST_CASE("shell output --follow keeps up past --output-limit", "[shells]") {
+    // Once the output is longer than the limit, the follower still gets what comes next.
+    TeamEnv env;
+    Marker mark;
+    auto gate = env.dir() / "go";
+    auto id = start_shell(env, mark,
+                          {"sh", "-c",
+                           "head -c 1500 /dev/zero | tr '\\0' x; while [ ! -e '" + gate.string() +
+                               "' ]; do sleep 0.02; done; echo END"},
+                          {"--output-limit", "1000"});
+    REQUIRE(output_contains(env, mark, id, "xxx"));
+    auto follower = env.start({"shell", "output", id, "--follow"}, with_mark(mark));
+    std::this_thread::sleep_for(Ms(200));
+    std::ofstream(gate).put('x');
+    auto r = follower.wait();
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::EndsWith("END\n"));
+    CHECK(mark.none_alive_within(2000));
+}
