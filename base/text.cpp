@@ -1,5 +1,9 @@
 #include "base/text.hpp"
 
+#include <string>
+
+#include "base/error.hpp"
+
 namespace team {
 
 std::string_view utf8_tail(std::string_view text, std::size_t max) {
@@ -12,6 +16,45 @@ std::string_view utf8_tail(std::string_view text, std::size_t max) {
         ++start;
     }
     return text.substr(start);
+}
+
+bool is_valid_utf8(std::string_view text) {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const auto* end = p + text.size();
+    while (p < end) {
+        unsigned char c = *p;
+        if (c < 0x80) {
+            ++p;
+            continue;
+        }
+        int extra;
+        char32_t cp, min;
+        if ((c & 0xE0) == 0xC0) {
+            extra = 1, cp = c & 0x1F, min = 0x80;
+        } else if ((c & 0xF0) == 0xE0) {
+            extra = 2, cp = c & 0x0F, min = 0x800;
+        } else if ((c & 0xF8) == 0xF0) {
+            extra = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return false;
+        }
+        if (end - p <= extra) return false;
+        for (int i = 1; i <= extra; ++i) {
+            if ((p[i] & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (p[i] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        p += extra + 1;
+    }
+    return true;
+}
+
+void check_text(std::string_view text, std::size_t max, std::string_view what) {
+    if (text.size() > max) {
+        throw usage_error(std::string(what) + " is " + std::to_string(text.size()) +
+                          " bytes long; at most " + std::to_string(max) + " are allowed");
+    }
+    if (!is_valid_utf8(text)) throw usage_error(std::string(what) + " is not valid UTF-8");
 }
 
 }  // namespace team

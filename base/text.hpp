@@ -1,4 +1,4 @@
-// Cutting byte strings that may hold UTF-8 without breaking a character.
+// Byte strings that hold UTF-8: cutting them without breaking a character, and checking them.
 #pragma once
 
 #include <cstddef>
@@ -9,5 +9,13 @@ namespace team {
 // The last at most `max` bytes of `text`, starting on a UTF-8 character boundary (so possibly
 // a few bytes fewer). Bytes that are not UTF-8 at all are cut where they fall.
 std::string_view utf8_tail(std::string_view text, std::size_t max);
+
+// True when `text` is well-formed UTF-8 (no overlong forms, no surrogates, nothing past
+// U+10FFFF), so it can be stored and shown as JSON text.
+bool is_valid_utf8(std::string_view text);
+
+// Throws a usage error unless `text` is valid UTF-8 of at most `max` bytes; `what` names it in
+// the message ("the text", "--description").
+void check_text(std::string_view text, std::size_t max, std::string_view what);
 
 }  // namespace team

@@ -143,6 +143,9 @@ int run(int argc, char** argv) {
     add_attach_command(app);
     add_logs_command(app);
     add_prompt_command(app);
+    add_send_command(app);
+    add_inbox_command(app);
+    add_task_command(app);
     add_shell_command(app);
     add_run_command(app);
     add_supervise_command(app);

@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
+#include "tasks/tasks.hpp"
 #include "team/agents.hpp"
 
 namespace team::cli {
@@ -10,7 +11,7 @@ namespace team::cli {
 void add_agents_command(CLI::App& app) {
     auto all = std::make_shared<bool>(false);
     auto* cmd = add_command(
-        app, "agents", "the team's live agents: name, status, pane, pid, colour, age",
+        app, "agents", "the team's live agents: name, status, pane, pid, colour, open tasks, age",
         [all](Context& ctx) {
             TeamRecord team = ctx.team();
             Agents agents(ctx.store(), ctx.clock(), ctx.tmux());
@@ -26,7 +27,8 @@ void add_agents_command(CLI::App& app) {
                 return 0;
             }
             auto now = ctx.clock().now();
-            Table table({"NAME", "STATUS", "PANE", "PID", "COLOR", "AGE", "EXIT"});
+            auto open = tasks::open_by_owner(ctx.store().db(), team.id);
+            Table table({"NAME", "STATUS", "PANE", "PID", "COLOR", "TASKS", "AGE", "EXIT"});
             for (const auto& a : list) {
                 std::string exit;
                 if (a.exit_reason) {
@@ -36,7 +38,9 @@ void add_agents_command(CLI::App& app) {
                 }
                 table.add({a.name, a.live() ? ctx.out().green(a.status) : ctx.out().dim(a.status),
                            a.pane_id.value_or("-"), a.pid ? std::to_string(*a.pid) : "-",
-                           a.color.value_or("-"), relative_time(a.created_at, now), exit});
+                           a.color.value_or("-"),
+                           a.live() && open.count(a.name) ? std::to_string(open[a.name]) : "-",
+                           relative_time(a.created_at, now), exit});
             }
             table.print(ctx.out());
             return 0;

@@ -9,7 +9,8 @@ namespace team::cli {
 void add_list_command(CLI::App& app) {
     auto all = std::make_shared<bool>(false);
     auto* cmd = add_command(
-        app, "list", "all teams: name, live agents/total, created", [all](Context& ctx) {
+        app, "list", "all teams: name, live agents/total, open tasks, created",
+        [all](Context& ctx) {
             std::vector<TeamRecord> teams;
             if (ctx.has_store()) teams = ctx.teams().list(*all);
             if (ctx.out().json()) {
@@ -22,11 +23,12 @@ void add_list_command(CLI::App& app) {
                 ctx.out().line("no teams; create one with 'team create NAME'");
                 return 0;
             }
-            Table table({"NAME", "AGENTS", "STATUS", "CREATED", "DESCRIPTION"});
+            Table table({"NAME", "AGENTS", "OPEN TASKS", "STATUS", "CREATED", "DESCRIPTION"});
             auto now = ctx.clock().now();
             for (const auto& t : teams) {
                 table.add(
                     {t.name, std::to_string(t.live_agents) + "/" + std::to_string(t.total_agents),
+                     std::to_string(t.open_tasks),
                      t.status == "active" ? ctx.out().green(t.status) : ctx.out().dim(t.status),
                      relative_time(t.created_at, now), cell(t.description)});
             }

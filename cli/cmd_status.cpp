@@ -21,6 +21,12 @@ void print_human(const Context& ctx, const TeamStatus& s) {
     out.line(out.bold("created") + "    " + relative_time(t.created_at, now));
     out.line(out.bold("agents") + "     " + std::to_string(t.live_agents) + " live, " +
              std::to_string(t.total_agents) + " in all");
+    auto count = [&](const char* status) {
+        auto it = s.tasks.find(status);
+        return std::to_string(it == s.tasks.end() ? 0 : it->second);
+    };
+    out.line(out.bold("tasks") + "      " + count("pending") + " pending, " + count("in_progress") +
+             " in progress, " + count("completed") + " completed");
     if (s.agents.empty()) return;
     out.line("");
     Table table({"NAME", "STATUS", "ROLE", "PANE", "PID", "AGE"});
@@ -37,7 +43,7 @@ void add_status_command(CLI::App& app) {
     auto name = std::make_shared<std::string>();
     auto* cmd = add_command(app, "status",
                             "the team, its leader, its live agents (checked against tmux and the "
-                            "OS) and its tmux server",
+                            "OS), its task counts and its tmux server",
                             [name](Context& ctx) {
                                 TeamRecord team =
                                     ctx.team(name->empty() ? std::nullopt : std::optional(*name));
@@ -52,6 +58,7 @@ void add_status_command(CLI::App& app) {
                                     doc["agents"] = nlohmann::json::array();
                                     for (const auto& a : s.agents)
                                         doc["agents"].push_back(to_json(a));
+                                    doc["tasks"] = s.tasks;
                                     doc["tmux"] = {{"socket", socket[1]}, {"running", running}};
                                     ctx.out().print_json(doc);
                                 } else {

@@ -20,5 +20,8 @@ void add_agents_command(CLI::App& app);
 void add_attach_command(CLI::App& app);
 void add_logs_command(CLI::App& app);
 void add_prompt_command(CLI::App& app);
+void add_send_command(CLI::App& app);
+void add_inbox_command(CLI::App& app);
+void add_task_command(CLI::App& app);
 
 }  // namespace team::cli

@@ -19,7 +19,11 @@ Action& selected_action() {
 CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& description,
                       Action action) {
     CLI::App* sub = parent.add_subcommand(name, description);
-    sub->callback([action = std::move(action)] { g_selected = action; });
+    // A command may also have subcommands (inbox ack): CLI11 runs a parent's callback after its
+    // subcommand's, so the parent's action is chosen only when no subcommand was given.
+    sub->callback([sub, action = std::move(action)] {
+        if (sub->get_subcommands().empty()) g_selected = action;
+    });
     return sub;
 }
 

@@ -114,6 +114,55 @@ ALTER TABLE agents ADD COLUMN supervisor_start INTEGER;
 ALTER TABLE agents ADD COLUMN log_file TEXT;
 ALTER TABLE agents ADD COLUMN spawn_error TEXT;
 )sql",
+
+    // 4: inboxes and the task list. A message is addressed to one member record (not a name,
+    // which a later agent may reuse); the indexes keep an inbox read at a few index steps with a
+    // million messages in the home.
+    R"sql(
+CREATE TABLE messages (
+    id           INTEGER PRIMARY KEY,
+    team_id      INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    sender       TEXT NOT NULL,                 -- member name
+    recipient_id INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    recipient    TEXT NOT NULL,                 -- member name, as it was
+    type         TEXT NOT NULL DEFAULT 'message',
+    text         TEXT NOT NULL,
+    data         TEXT,                          -- JSON, or NULL
+    created_at   INTEGER NOT NULL,
+    read_at      INTEGER
+);
+CREATE INDEX messages_inbox ON messages(recipient_id, id);
+CREATE INDEX messages_unread ON messages(recipient_id, id) WHERE read_at IS NULL;
+CREATE INDEX messages_type ON messages(recipient_id, type, id);
+
+CREATE TABLE tasks (
+    team_id     INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    id          INTEGER NOT NULL,               -- per team: 1, 2, ...
+    subject     TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    status      TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'in_progress', 'completed', 'deleted')),
+    owner       TEXT,                           -- member name
+    claimed_at  INTEGER,
+    warning     TEXT,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    PRIMARY KEY (team_id, id)
+) WITHOUT ROWID;
+CREATE INDEX tasks_owner ON tasks(team_id, owner, status);
+CREATE INDEX tasks_status ON tasks(team_id, status, id);
+
+-- task_id cannot be claimed while blocker is pending or in_progress.
+CREATE TABLE task_blockers (
+    team_id INTEGER NOT NULL,
+    task_id INTEGER NOT NULL,
+    blocker INTEGER NOT NULL,
+    PRIMARY KEY (team_id, task_id, blocker),
+    FOREIGN KEY (team_id, task_id) REFERENCES tasks(team_id, id) ON DELETE CASCADE,
+    FOREIGN KEY (team_id, blocker) REFERENCES tasks(team_id, id) ON DELETE CASCADE
+) WITHOUT ROWID;
+CREATE INDEX task_blockers_blocker ON task_blockers(team_id, blocker);
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

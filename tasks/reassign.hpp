@@ -1,8 +1,8 @@
 // Handing the tasks of a terminated agent back to the pool (SPEC 6, "Reassignment").
 //
 // Every path that terminates an agent (its process ending, reconciliation, kill-agent) calls
-// this, in the same transaction as the termination. The task list arrives with issue 5; until
-// then there are no tasks, so there is nothing to hand back and the result is always empty.
+// this, in the same transaction as the termination, so no task is ever left owned by a
+// terminated agent.
 #pragma once
 
 #include <cstdint>
@@ -10,17 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "base/time.hpp"
+
 namespace SQLite {
 class Database;
 }
 
 namespace team::tasks {
 
-// Unowns every task of `agent` that is not completed or deleted (in_progress ones become
-// pending, each gets the warning "Reassigned: previous owner NAME terminated"), or gives them
-// to `to`. Returns the ids of those tasks.
+// Every task of `agent` (a member name) that is not completed or deleted loses its owner and its
+// claim time, becomes pending, and gets the warning "Reassigned: previous owner NAME
+// terminated"; with `to`, they are given to that member instead (still pending). Returns the
+// ids of those tasks, as strings, lowest first.
 std::vector<std::string> reassign_tasks(SQLite::Database& db, std::int64_t team_id,
-                                        const std::string& agent,
+                                        const std::string& agent, EpochMs at,
                                         const std::optional<std::string>& to = std::nullopt);
 
 }  // namespace team::tasks

@@ -89,7 +89,7 @@ bool mark_terminated(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
     bind_or_null(up, 4, signal);
     up.bind(5, agent.id);
     if (up.exec() == 0) return false;
-    auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name);
+    auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name, at);
     append_activity(db, agent.team_id, at, actor, "agent_exited",
                     {{"agentId", agent.id_string()},
                      {"exitReason", reason},

@@ -8,6 +8,7 @@
 #include "state/activity.hpp"
 #include "state/sql.hpp"
 #include "state/team_lock.hpp"
+#include "tasks/tasks.hpp"
 
 namespace team {
 
@@ -94,6 +95,7 @@ nlohmann::json to_json(const TeamRecord& t) {
             {"status", t.status},
             {"liveAgents", t.live_agents},
             {"totalAgents", t.total_agents},
+            {"openTasks", t.open_tasks},
             {"createdAt", iso8601(t.created_at)},
             {"dissolvedAt", t.dissolved_at ? nlohmann::json(iso8601(*t.dissolved_at)) : nullptr}};
 }
@@ -224,11 +226,15 @@ std::vector<TeamRecord> Teams::list(bool include_dissolved) {
     SQLite::Statement select(store_.db(), sql);
     std::vector<TeamRecord> teams;
     while (select.executeStep()) teams.push_back(read_team(select));
+    for (auto& t : teams) t.open_tasks = tasks::count_open(store_.db(), t.id);
     return teams;
 }
 
 TeamStatus Teams::status(const TeamRecord& team) {
-    return TeamStatus{team, load_agents(store_, team, false)};
+    TeamStatus s{team, load_agents(store_, team, false),
+                 tasks::count_by_status(store_.db(), team.id)};
+    s.team.open_tasks = s.tasks["pending"] + s.tasks["in_progress"];
+    return s;
 }
 
 std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team,
@@ -251,6 +257,28 @@ std::optional<AgentRecord> load_agent(Store& store, std::int64_t id) {
     select.bind(1, id);
     if (!select.executeStep()) return std::nullopt;
     return read_agent(select, select.getColumn(22).getString());
+}
+
+std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
+                                       const std::string& name) {
+    SQLite::Statement select(store.db(), std::string("SELECT ") + kAgentColumns + R"sql(
+        FROM agents WHERE team_id = ? AND name = ?
+        ORDER BY status = 'terminated', id DESC LIMIT 1
+    )sql");
+    select.bind(1, team.id);
+    select.bind(2, name);
+    if (!select.executeStep()) return std::nullopt;
+    return read_agent(select, team.name);
+}
+
+void member_not_found(Store& store, const TeamRecord& team, const std::string& name) {
+    SQLite::Statement names(store.db(),
+                            "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");
+    names.bind(1, team.id);
+    std::vector<std::string> candidates;
+    while (names.executeStep()) candidates.push_back(names.getColumn(0).getString());
+    throw not_found("agent " + quote(name) + " not found in team " + quote(team.name) +
+                    did_you_mean(name, candidates));
 }
 
 bool Teams::exists(const TeamRecord& team) {
@@ -283,8 +311,7 @@ void Teams::remove(const TeamRecord& team, const Caller& caller) {
 }
 
 Caller Teams::resolve_caller(const TeamRecord& team, const std::optional<std::string>& as) {
-    if (!as || as->empty()) return Caller{team.leader, team.name, true};
-    std::string name = *as;
+    std::string name = as && !as->empty() ? *as : team.leader;
     if (auto at = name.find('@'); at != std::string::npos) {
         std::string team_part = name.substr(at + 1);
         name = name.substr(0, at);
@@ -295,11 +322,14 @@ Caller Teams::resolve_caller(const TeamRecord& team, const std::optional<std::st
     }
     check_name(name, "agent name");
     SQLite::Statement select(store_.db(), R"sql(
-        SELECT is_leader FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
+        SELECT is_leader, id FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
     )sql");
     select.bind(1, team.id);
     select.bind(2, name);
-    if (select.executeStep()) return Caller{name, team.name, select.getColumn(0).getInt() != 0};
+    if (select.executeStep()) {
+        return Caller{name, team.name, select.getColumn(0).getInt() != 0,
+                      select.getColumn(1).getInt64()};
+    }
 
     SQLite::Statement names(store_.db(),
                             "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");

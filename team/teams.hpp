@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@ struct TeamRecord {
     std::optional<EpochMs> dissolved_at;
     int live_agents = 0;   // members other than the leader that are not terminated
     int total_agents = 0;  // members other than the leader, terminated ones included
+    int open_tasks = 0;    // pending or in progress (filled by list and status only)
 
     std::string leader_id() const { return leader + "@" + name; }
 };
@@ -56,6 +58,12 @@ struct AgentRecord {
     bool live() const { return status != "terminated"; }
 };
 
+// The member of that name, leader included: the live one, else the newest terminated one.
+std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
+                                       const std::string& name);
+// Throws not_found for an unknown member name of `team`, with did-you-mean over its live members.
+[[noreturn]] void member_not_found(Store& store, const TeamRecord& team, const std::string& name);
+
 // Agents of a team as stored, oldest first: the live ones, or all (leader excluded).
 std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team, bool include_terminated);
 // One agent by its row id.
@@ -69,12 +77,14 @@ struct Caller {
     std::string name;
     std::string team;
     bool is_leader = false;
+    std::int64_t member_id = 0;  // the row of its member record
     std::string id() const { return name + "@" + team; }
 };
 
 struct TeamStatus {
     TeamRecord team;
-    std::vector<AgentRecord> agents;  // members other than the leader, live ones first
+    std::vector<AgentRecord> agents;   // members other than the leader, live ones first
+    std::map<std::string, int> tasks;  // task counts by status
 };
 
 class Teams {

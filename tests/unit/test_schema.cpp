@@ -40,6 +40,18 @@ void seed(SQLite::Database& db, int version) {
             INSERT INTO activity (team_id, at, actor, type) VALUES (NULL, 6, 'user', 'shell_started');
         )sql");
     }
+    if (version >= 3) {
+        db.exec("UPDATE agents SET env = '[\"A=1\"]', log_file = '/l' WHERE name = 'lead'");
+    }
+    if (version >= 4) {
+        db.exec(R"sql(
+            INSERT INTO messages (team_id, sender, recipient_id, recipient, text, created_at)
+                VALUES (1, 'lead', 1, 'lead', 'hi', 7);
+            INSERT INTO tasks (team_id, id, subject, created_at, updated_at)
+                VALUES (1, 1, 'a', 7, 7), (1, 2, 'b', 7, 7);
+            INSERT INTO task_blockers (team_id, task_id, blocker) VALUES (1, 2, 1);
+        )sql");
+    }
 }
 
 void check_seed_kept(SQLite::Database& db, int version) {
@@ -52,6 +64,13 @@ void check_seed_kept(SQLite::Database& db, int version) {
     if (version >= 2) {
         CHECK(db.execAndGet("SELECT status FROM shells").getString() == "completed");
         CHECK(db.execAndGet("SELECT count(*) FROM activity WHERE team_id IS NULL").getInt() == 1);
+    }
+    if (version >= 3) {
+        CHECK(db.execAndGet("SELECT env || log_file FROM agents").getString() == "[\"A=1\"]/l");
+    }
+    if (version >= 4) {
+        CHECK(db.execAndGet("SELECT text FROM messages").getString() == "hi");
+        CHECK(db.execAndGet("SELECT blocker FROM task_blockers WHERE task_id = 2").getInt() == 1);
     }
 }
 
