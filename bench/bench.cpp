@@ -36,32 +36,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/harness.hpp"
+
 extern char** environ;
 
-namespace {
-
-// A command exited non-zero (or could not be started); the message says which and how.
-struct CommandFailed : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-// What a figure's setup, samples and teardown share.
-struct Env {
-    std::string team;               // path of the team binary under test
-    std::string dir;                // the figure's temporary directory
-    std::string home;               // dir + "/home": TEAM_HOME of every spawned process
-    std::vector<std::string> vars;  // environment of every spawned process
-    int counter = 0;                // free for samples that need unique names
-};
-
-struct Figure {
-    std::string name;
-    double goal_ms;                      // the median must not exceed this
-    std::function<void(Env&)> setup;     // untimed; may be empty
-    std::function<double(Env&)> sample;  // one timing, in milliseconds
-    std::function<void(Env&)> teardown;  // may be empty; runs even when the figure failed
-    int max_runs = 0;                    // a cap on runs (and warm-up) for slow figures; 0: no cap
-};
+namespace bench {
 
 double now_ms() {
     timespec ts{};
@@ -120,11 +99,6 @@ int dev_null() {
     static int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     return fd;
 }
-
-struct Captured {
-    int status = 0;
-    std::string out, err;
-};
 
 // Runs argv to its end, stdout and stderr captured; never throws on a non-zero exit.
 Captured run_capture(const Env& env, const std::vector<std::string>& argv) {
@@ -251,6 +225,12 @@ void kill_tmux_server(Env& env) {
     run_capture(env, {env.team, "--team", "bench", "agents"});  // reconcile what is left
 }
 
+}  // namespace bench
+
+namespace {
+
+using namespace bench;
+
 // The figures, each with what it measures and its goal (docs/performance.md has the table).
 std::vector<Figure> figures(const std::string& team) {
     std::vector<Figure> list;
@@ -335,6 +315,7 @@ std::vector<Figure> figures(const std::string& team) {
     // pid (pidfd and start time) before it is listed. Goal: median <= 5 ms.
     list.push_back({"agents --json, 32 agents", 5.0, team_with_agents(32),
                     sample_argv({team, "--team", "bench", "agents", "--json"}), kill_tmux_server});
+    for (auto& f : inbox_figures(team)) list.push_back(std::move(f));
     return list;
 }
 

@@ -1,0 +1,63 @@
+// The harness of team_bench: what a figure is, and the helpers figures are written with
+// (bench.cpp defines them). Figures of one area live in a file of their own (inbox.cpp).
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// A command exited non-zero (or could not be started); the message says which and how.
+struct CommandFailed : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// What a figure's setup, samples and teardown share.
+struct Env {
+    std::string team;               // path of the team binary under test
+    std::string dir;                // the figure's temporary directory
+    std::string home;               // dir + "/home": TEAM_HOME of every spawned process
+    std::vector<std::string> vars;  // environment of every spawned process
+    int counter = 0;                // free for samples that need unique names
+};
+
+struct Figure {
+    std::string name;
+    double goal_ms;                      // the median must not exceed this
+    std::function<void(Env&)> setup;     // untimed; may be empty
+    std::function<double(Env&)> sample;  // one timing, in milliseconds
+    std::function<void(Env&)> teardown;  // may be empty; runs even when the figure failed
+    int max_runs = 0;                    // a cap on runs (and warm-up) for slow figures; 0: no cap
+};
+
+struct Captured {
+    int status = 0;
+    std::string out, err;
+};
+
+double now_ms();
+// Starts argv (PATH searched when argv[0] has no slash) with fds 0, 1, 2 set to the given fds.
+pid_t spawn(const std::vector<std::string>& argv, const Env& env, int in, int out, int err);
+int wait_for(pid_t pid);
+int dev_null();
+// Runs argv to its end, stdout and stderr captured; never throws on a non-zero exit.
+Captured run_capture(const Env& env, const std::vector<std::string>& argv);
+// Runs argv (untimed, output captured) and throws CommandFailed unless it exits 0.
+std::string run_checked(const Env& env, const std::vector<std::string>& argv);
+// One timed run of argv, output to /dev/null; throws CommandFailed on a non-zero exit.
+double time_run(const Env& env, const std::vector<std::string>& argv);
+// The default sample: one run of this argv.
+std::function<double(Env&)> sample_argv(std::vector<std::string> argv);
+// Spawns agent NAME running `sleep 1000` into team "bench" (untimed); returns its pane id.
+std::string spawn_agent(const Env& env, const std::string& name);
+// Teardown: the home's tmux server goes, and with it every pane and agent.
+void kill_tmux_server(Env& env);
+
+// The figures of inboxes and tasks (inbox.cpp).
+std::vector<Figure> inbox_figures(const std::string& team);
+
+}  // namespace bench
