@@ -48,12 +48,42 @@ class InitLock {
     int fd_;
 };
 
+// The VFS every store connection uses: SQLite's own ("unix"), except that an existing WAL file
+// is opened without SQLITE_OPEN_CREATE. SQLite takes any WAL opened with that flag for a new
+// file and fsyncs its directory at the first commit, an fsync more per command, since every
+// command is a new connection. The WAL of a home stays (connections do not delete it on close),
+// and its directory entry was synced when it was first made, so the extra fsync buys nothing.
+// A new WAL is still opened with the flag and its directory synced.
+int open_keeping_wal(sqlite3_vfs* vfs, const char* name, sqlite3_file* file, int flags,
+                     int* out_flags) {
+    auto* base = static_cast<sqlite3_vfs*>(sqlite3_vfs_find("unix"));
+    (void)vfs;
+    if ((flags & SQLITE_OPEN_WAL) && name && ::access(name, F_OK) == 0) {
+        int rc = base->xOpen(base, name, file, flags & ~SQLITE_OPEN_CREATE, out_flags);
+        if (rc == SQLITE_OK) return rc;  // else it went meanwhile: create it as SQLite would
+    }
+    return base->xOpen(base, name, file, flags, out_flags);
+}
+
+const char* store_vfs() {
+    static const char* name = [] {
+        static sqlite3_vfs vfs = *sqlite3_vfs_find("unix");
+        vfs.zName = "team-unix";
+        vfs.pNext = nullptr;
+        vfs.xOpen = open_keeping_wal;
+        sqlite3_vfs_register(&vfs, 0);
+        return vfs.zName;
+    }();
+    return name;
+}
+
 }  // namespace
 
 Store::Store(const fs::path& home) : home_(home) {
     fs::path path = db_path();
     create_private_file(path);
-    db_ = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE);
+    db_ = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE, 0,
+                                             store_vfs());
     // Every command is a new process, and the first connection of a process rebuilds the WAL
     // index by reading the whole WAL, so the WAL must stay short. SQLite's own autocheckpoint
     // does not keep it short across processes (the rebuilt index forgets what was already

@@ -10,7 +10,7 @@ std::vector<std::string> reassign_tasks(SQLite::Database& db, std::int64_t team_
                                         const std::string& agent, EpochMs at,
                                         const std::optional<std::string>& to) {
     SQLite::Statement select(db, R"sql(
-        SELECT id FROM tasks
+        SELECT id FROM tasks INDEXED BY tasks_owner
         WHERE team_id = ? AND owner = ? AND status IN ('pending', 'in_progress') ORDER BY id
     )sql");
     select.bind(1, team_id);
@@ -20,8 +20,8 @@ std::vector<std::string> reassign_tasks(SQLite::Database& db, std::int64_t team_
     if (ids.empty()) return ids;
 
     SQLite::Statement hand_back(db, R"sql(
-        UPDATE tasks SET owner = ?, claimed_at = NULL, status = 'pending', warning = ?,
-                         updated_at = ?
+        UPDATE tasks INDEXED BY tasks_owner
+        SET owner = ?, claimed_at = NULL, status = 'pending', warning = ?, updated_at = ?
         WHERE team_id = ? AND owner = ? AND status IN ('pending', 'in_progress')
     )sql");
     bind_or_null(hand_back, 1, to);

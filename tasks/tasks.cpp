@@ -211,7 +211,15 @@ std::vector<Task> TaskList::list(const TeamRecord& team, const TaskFilter& filte
             member_not_found(store_, team, *filter.owner);
         }
     }
-    std::string sql = std::string("SELECT ") + kTaskColumns + " FROM tasks t WHERE team_id = ?";
+    // Named indexes: without statistics, SQLite would rather walk the whole team in id order
+    // (the primary key) than sort a few rows, which is 100,000 rows for 10 available ones.
+    std::string sql = std::string("SELECT ") + kTaskColumns + " FROM tasks t";
+    if (filter.available || filter.status) {
+        sql += " INDEXED BY tasks_status";
+    } else if (filter.owner) {
+        sql += " INDEXED BY tasks_owner";
+    }
+    sql += " WHERE team_id = ?";
     if (filter.status) {
         sql += " AND status = ?";
     } else if (!filter.available) {
@@ -271,8 +279,8 @@ Task TaskList::claim(const TeamRecord& team, const Caller& caller,
         } else {
             SQLite::Statement first(
                 db,
-                "SELECT id FROM tasks t WHERE team_id = ? AND status = 'pending' AND owner IS "
-                "NULL AND NOT " +
+                "SELECT id FROM tasks t INDEXED BY tasks_status WHERE team_id = ? AND status = "
+                "'pending' AND owner IS NULL AND NOT " +
                     blocked_sql("t") + " ORDER BY id LIMIT 1");
             first.bind(1, team.id);
             if (!first.executeStep()) {

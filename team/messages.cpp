@@ -101,8 +101,11 @@ std::vector<AgentRecord> live_members(Store& store, const TeamRecord& team) {
 // The inbox query of SPEC 5, as SQL over the inbox indexes.
 std::vector<Message> select_inbox(Store& store, const TeamRecord& team, std::int64_t recipient_id,
                                   const InboxQuery& q) {
-    std::string sql = std::string("SELECT ") + kMessageColumns +
-                      " FROM messages WHERE recipient_id = ? AND id > ?";
+    // --unread walks only the unread part of the inbox (a partial index), whatever else is asked:
+    // an inbox holds few unread messages and may hold a million read ones.
+    std::string sql = std::string("SELECT ") + kMessageColumns + " FROM messages" +
+                      (q.unread ? " INDEXED BY messages_unread" : "") +
+                      " WHERE recipient_id = ? AND id > ?";
     if (q.unread) sql += " AND read_at IS NULL";
     if (q.type) sql += " AND type = ?";
     sql += " ORDER BY id";

@@ -151,3 +151,32 @@ TEST_CASE("the WAL stays short across many short-lived connections", "[store]") 
     Store store(tmp.path());
     CHECK(store.db().execAndGet("SELECT count(*) FROM t").getInt() == 300);
 }
+
+// The store's VFS opens an existing WAL without SQLITE_OPEN_CREATE (so SQLite does not fsync the
+// home at every command's first commit); a WAL that is not there must still be made, and what
+// was committed before must be read either way.
+TEST_CASE("writes work whether the WAL file is there or was removed", "[store]") {
+    TempDir tmp;
+    ensure_home(tmp.path());
+    auto wal = tmp.path() / "team.db-wal";
+    {
+        Store store(tmp.path());
+        store.write([&] { store.db().exec("CREATE TABLE t (x); INSERT INTO t VALUES (1)"); });
+    }
+    REQUIRE(std::filesystem::exists(wal));  // connections keep it on close
+    {
+        Store store(tmp.path());  // an existing WAL
+        store.write([&] { store.db().exec("INSERT INTO t VALUES (2)"); });
+        store.db().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    std::filesystem::remove(wal);
+    std::filesystem::remove(tmp.path() / "team.db-shm");
+    {
+        Store store(tmp.path());  // no WAL: made again
+        store.write([&] { store.db().exec("INSERT INTO t VALUES (3)"); });
+        CHECK(std::filesystem::exists(wal));
+    }
+    Store store(tmp.path());
+    CHECK(store.db().execAndGet("SELECT group_concat(x) FROM t").getString() == "1,2,3");
+    CHECK(mode_of(wal) == 0600);
+}
