@@ -55,6 +55,9 @@ void check_text(std::string_view text, std::size_t max, std::string_view what) {
                           " bytes long; at most " + std::to_string(max) + " are allowed");
     }
     if (!is_valid_utf8(text)) throw usage_error(std::string(what) + " is not valid UTF-8");
+    if (text.find('\0') != std::string_view::npos) {
+        throw usage_error(std::string(what) + " holds a NUL byte");
+    }
 }
 
 }  // namespace team

@@ -14,7 +14,8 @@ std::string_view utf8_tail(std::string_view text, std::size_t max);
 // U+10FFFF), so it can be stored and shown as JSON text.
 bool is_valid_utf8(std::string_view text);
 
-// Throws a usage error unless `text` is valid UTF-8 of at most `max` bytes; `what` names it in
+// Throws a usage error unless `text` is valid UTF-8 of at most `max` bytes without a NUL byte
+// (which a program reading it as a C string would cut at); `what` names it in
 // the message ("the text", "--description").
 void check_text(std::string_view text, std::size_t max, std::string_view what);
 

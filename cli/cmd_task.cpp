@@ -52,8 +52,8 @@ int print_result(Context& ctx, const Task& t, const std::string& what) {
     return 0;
 }
 
-// Terminated agents are found before tasks are listed or given out, so that no task shows or
-// goes to an agent whose process has ended.
+// Every task command first finds the agents whose process has ended (SPEC 4: "by the next
+// command that looks"), so that no task shows as, stays with, or goes to a terminated agent.
 void reconcile(Context& ctx, const TeamRecord& team) {
     Agents(ctx.store(), ctx.clock(), ctx.tmux()).reconcile(team);
 }
@@ -67,9 +67,9 @@ void add_add(CLI::App& task) {
     auto o = std::make_shared<Options>();
     auto* cmd = add_command(task, "add", "a new task, pending", [o](Context& ctx) {
         TeamRecord team = ctx.team();
+        reconcile(ctx, team);
         tasks::NewTask request{text_argument(o->subject), o->description, o->owner, o->blocked_by};
         if (request.description == "-") request.description = text_argument("-");
-        if (request.owner) reconcile(ctx, team);
         Task t = TaskList(ctx.store(), ctx.clock()).add(team, ctx.caller(team), request);
         return print_result(ctx, t, "added task " + std::to_string(t.id));
     });
@@ -135,6 +135,7 @@ void add_show(CLI::App& task) {
     auto id = std::make_shared<std::string>();
     auto* cmd = add_command(task, "show", "one task", [id](Context& ctx) {
         TeamRecord team = ctx.team();
+        reconcile(ctx, team);
         Task t = TaskList(ctx.store(), ctx.clock()).show(team, *id);
         if (ctx.out().json()) {
             ctx.out().print_json(tasks::to_json(t));
@@ -152,6 +153,7 @@ void add_claim(CLI::App& task) {
     auto* cmd = add_command(
         task, "claim", "take a task: it becomes in_progress and yours", [id](Context& ctx) {
             TeamRecord team = ctx.team();
+            reconcile(ctx, team);
             Task t = TaskList(ctx.store(), ctx.clock()).claim(team, ctx.caller(team), *id);
             return print_result(ctx, t, "claimed task " + std::to_string(t.id));
         });
@@ -172,7 +174,7 @@ void add_update(CLI::App& task) {
     auto o = std::make_shared<Options>();
     auto* cmd = add_command(task, "update", "change a task", [o](Context& ctx) {
         TeamRecord team = ctx.team();
-        if (o->change.owner) reconcile(ctx, team);
+        reconcile(ctx, team);
         tasks::TaskChange change = o->change;
         if (change.description == "-") change.description = text_argument("-");
         Task t = TaskList(ctx.store(), ctx.clock()).update(team, ctx.caller(team), o->id, change);
@@ -201,6 +203,7 @@ void add_done(CLI::App& task) {
     auto* cmd = add_command(
         task, "done", "mark a task completed (its owner or the leader)", [id](Context& ctx) {
             TeamRecord team = ctx.team();
+            reconcile(ctx, team);
             Task t = TaskList(ctx.store(), ctx.clock()).done(team, ctx.caller(team), *id);
             return print_result(ctx, t, "completed task " + std::to_string(t.id));
         });

@@ -115,6 +115,21 @@ void check_subject(const std::string& subject) {
     check_text(subject, kMaxSubjectBytes, "the subject");
 }
 
+// The caller, looked up before this transaction, may have ended since: a task given to it now
+// would never be handed back. `claiming`: one that is shutting down takes no new work either.
+void require_live_caller(SQLite::Database& db, const Caller& caller, bool claiming) {
+    SQLite::Statement status(db, "SELECT status FROM agents WHERE id = ?");
+    status.bind(1, caller.member_id);
+    std::string now = status.executeStep() ? status.getColumn(0).getString() : "terminated";
+    if (now == "terminated") {
+        throw refused("you (" + caller.id() + ") are terminated; a task cannot be given to you");
+    }
+    if (claiming && now == "shutting_down") {
+        throw refused("you (" + caller.id() +
+                      ") are shutting down; finish your current work instead of claiming more");
+    }
+}
+
 std::string who(const std::string& owner, const Caller& caller) {
     return owner == caller.name ? "you (" + caller.id() + ")" : quote(owner);
 }
@@ -205,11 +220,16 @@ Task TaskList::add(const TeamRecord& team, const Caller& caller, const NewTask& 
 
 std::vector<Task> TaskList::list(const TeamRecord& team, const TaskFilter& filter) {
     if (filter.status) check_status(*filter.status);
-    if (filter.owner) {
-        check_name(*filter.owner, "agent name");
-        if (!find_member(store_, team, *filter.owner)) {
-            member_not_found(store_, team, *filter.owner);
+    std::optional<std::string> owner = filter.owner;
+    if (owner) {
+        if (auto at = owner->find('@'); at != std::string::npos) {
+            if (owner->substr(at + 1) != team.name) {
+                throw usage_error("owner " + quote(*owner) + " is not of team " + quote(team.name));
+            }
+            owner = owner->substr(0, at);
         }
+        check_name(*owner, "agent name");
+        if (!find_member(store_, team, *owner)) member_not_found(store_, team, *owner);
     }
     // Named indexes: without statistics, SQLite would rather walk the whole team in id order
     // (the primary key) than sort a few rows, which is 100,000 rows for 10 available ones.
@@ -225,7 +245,7 @@ std::vector<Task> TaskList::list(const TeamRecord& team, const TaskFilter& filte
     } else if (!filter.available) {
         sql += " AND status <> 'deleted'";
     }
-    if (filter.owner) sql += " AND owner = ?";
+    if (owner) sql += " AND owner = ?";
     if (filter.available) {
         sql += " AND status = 'pending' AND owner IS NULL AND NOT " + blocked_sql("t");
     }
@@ -234,7 +254,7 @@ std::vector<Task> TaskList::list(const TeamRecord& team, const TaskFilter& filte
     int i = 0;
     select.bind(++i, team.id);
     if (filter.status) select.bind(++i, *filter.status);
-    if (filter.owner) select.bind(++i, *filter.owner);
+    if (owner) select.bind(++i, *owner);
     std::vector<Task> out;
     while (select.executeStep()) out.push_back(read_task(select));
     if (out.empty()) return out;
@@ -267,12 +287,7 @@ Task TaskList::claim(const TeamRecord& team, const Caller& caller,
     if (given) wanted = parse_task_id(*given);
     return store_.write([&] {
         auto& db = store_.db();
-        SQLite::Statement status(db, "SELECT status FROM agents WHERE id = ?");
-        status.bind(1, caller.member_id);
-        if (status.executeStep() && status.getColumn(0).getString() == "shutting_down") {
-            throw refused("you (" + caller.id() +
-                          ") are shutting down; finish your current work instead of claiming more");
-        }
+        require_live_caller(db, caller, true);
         std::int64_t id;
         if (wanted) {
             id = *wanted;
@@ -354,8 +369,16 @@ Task TaskList::update(const TeamRecord& team, const Caller& caller, const std::s
         auto now = clock_.now();
         // (A plain number, not an optional: GCC 12 warns of a false maybe-uninitialized.)
         EpochMs claimed_at = t.claimed_at ? *t.claimed_at : -1;
+        if ((status == "completed" && t.status != "completed") && !caller.is_leader &&
+            owner != caller.name) {
+            throw refused("task " + std::to_string(id) +
+                          " is not yours; only its owner or the leader can complete it");
+        }
         if (status == "in_progress") {
-            if (!owner) owner = caller.name;
+            if (!owner) {
+                require_live_caller(db, caller, true);
+                owner = caller.name;
+            }
             if (t.status != "in_progress" || owner != t.owner) claimed_at = now;
             if (t.status != "in_progress") {
                 auto blockers = unfinished_blockers(db, team.id, id);
