@@ -21,8 +21,8 @@ struct Options {
     std::optional<std::string> wait;
 };
 
-// A message for a person: a header line, then the text indented, control characters escaped
-// except newlines and tabs (so a text cannot drive the terminal).
+// A message for a person: a header line, then the text line by line, indented, with control
+// characters (tabs too) escaped, so a text cannot drive the terminal.
 void print_message(const Output& out, const Message& m, EpochMs now) {
     std::string header = out.bold("#" + std::to_string(m.id)) + "  " + m.from + " -> " + m.to +
                          "  " + relative_time(m.created_at, now);

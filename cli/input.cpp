@@ -15,7 +15,9 @@ namespace team::cli {
 
 std::string text_argument(const std::string& value) {
     if (value != "-") return value;
-    constexpr size_t kMax = (1 << 20) + 1;
+    // Read up to 2 bytes past 1 MiB: a text of 1 MiB and a newline is 1 MiB; anything longer
+    // must reach the core whole enough to be refused, never be cut to fit.
+    constexpr size_t kMax = (1 << 20) + 2;
     std::string text;
     char buf[65536];
     while (text.size() < kMax) {
@@ -27,7 +29,7 @@ std::string text_argument(const std::string& value) {
         }
         text.append(buf, static_cast<size_t>(n));
     }
-    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (text.size() < kMax && !text.empty() && text.back() == '\n') text.pop_back();
     return text;
 }
 

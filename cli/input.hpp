@@ -9,7 +9,7 @@
 
 namespace team::cli {
 
-// `value` itself, or all of stdin when it is "-" (at most 1 MiB + 1 byte is read, so the core
+// `value` itself, or all of stdin when it is "-" (at most 1 MiB + 2 bytes are read, so the core
 // can refuse what is longer without this holding an unbounded input in memory).
 // One trailing newline of a text read from stdin is dropped (as `echo` adds one).
 std::string text_argument(const std::string& value);

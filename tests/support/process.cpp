@@ -81,6 +81,13 @@ Child::Child(const std::vector<std::string>& argv, const std::map<std::string, s
     ::close(in[0]);
     // Fed from a thread: an input larger than the pipe buffer must not block the start.
     input_writer_ = std::thread([fd = in[1], input] {
+        // A child that reads less than it is given closes the pipe: the write must then fail
+        // with EPIPE, not raise SIGPIPE, which would end the whole test binary. Blocked in this
+        // thread only (an ignored SIGPIPE would be inherited by every program a test starts).
+        sigset_t pipe_signal;
+        sigemptyset(&pipe_signal);
+        sigaddset(&pipe_signal, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
         size_t done = 0;
         while (done < input.size()) {
             ssize_t n = ::write(fd, input.data() + done, input.size() - done);
