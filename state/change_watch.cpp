@@ -1,5 +1,6 @@
 #include "state/change_watch.hpp"
 
+#include <dirent.h>
 #include <poll.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -16,12 +18,30 @@ namespace team {
 
 namespace {
 constexpr const char* kMarker = "team.db.changed";
+constexpr const char* kWakeDir = "wake";
 }  // namespace
 
 void announce_change(const std::filesystem::path& home) {
+    // Every waiting reader of this home has a FIFO in <home>/wake: a byte in each wakes them.
+    if (DIR* dir = ::opendir((home / kWakeDir).c_str())) {
+        while (dirent* entry = ::readdir(dir)) {
+            if (std::strncmp(entry->d_name, "w-", 2) != 0) continue;  // not yet (or not) a waiter
+            int fd = ::openat(::dirfd(dir), entry->d_name,
+                              O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+            if (fd < 0) {
+                // No one has it open: its waiter died without removing it.
+                if (errno == ENXIO) ::unlinkat(::dirfd(dir), entry->d_name, 0);
+                continue;
+            }
+            char byte = 1;
+            [[maybe_unused]] auto written = ::write(fd, &byte, 1);  // full: a wake is pending
+            ::close(fd);
+        }
+        ::closedir(dir);
+    }
+    // And the marker, for a watcher that could not make a FIFO and watches it with inotify.
     auto path = home / kMarker;
     if (::utimensat(AT_FDCWD, path.c_str(), nullptr, 0) == 0) return;
-    // First change of this home: create the marker (its creation wakes watchers too).
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0) ::close(fd);
 }
@@ -41,17 +61,49 @@ int watch_dir(const std::filesystem::path& dir, uint32_t mask) {
 
 }  // namespace
 
-ChangeWatch::ChangeWatch(const std::filesystem::path& home)
-    : fd_(watch_dir(home, IN_ATTRIB | IN_CREATE | IN_MOVED_TO)), name_(kMarker) {}
+// A FIFO of this process's in <home>/wake, open for reading and writing (so it never reports a
+// hang-up when a writer closes), made under a temporary name and renamed once open, so that a
+// writer never finds it unopened and removes it as a dead waiter's. Returns -1 when FIFOs cannot
+// be made here.
+int open_wake_fifo(const std::filesystem::path& home, std::filesystem::path& fifo) {
+    static std::atomic<unsigned> counter{0};
+    auto dir = home / kWakeDir;
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return -1;
+    std::string id = std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    auto made = dir / ("tmp-" + id);
+    ::unlink(made.c_str());  // a leftover of an earlier process with this pid
+    if (::mkfifo(made.c_str(), 0600) != 0) return -1;
+    int fd = ::open(made.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    fifo = dir / ("w-" + id);
+    if (fd < 0 || ::rename(made.c_str(), fifo.c_str()) != 0) {
+        if (fd >= 0) ::close(fd);
+        ::unlink(made.c_str());
+        fifo.clear();
+        return -1;
+    }
+    return fd;
+}
+
+ChangeWatch::ChangeWatch(const std::filesystem::path& home) : name_(kMarker) {
+    fd_ = open_wake_fifo(home, fifo_);
+    if (fd_ < 0) fd_ = watch_dir(home, IN_ATTRIB | IN_CREATE | IN_MOVED_TO);
+}
 
 ChangeWatch::ChangeWatch(const std::filesystem::path& dir, const std::string& name)
     : fd_(watch_dir(dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE)), name_(name) {}
 
 ChangeWatch::~ChangeWatch() {
+    if (!fifo_.empty()) ::unlink(fifo_.c_str());
     if (fd_ >= 0) ::close(fd_);
 }
 
 bool ChangeWatch::drain() {
+    if (!fifo_.empty()) {
+        bool woken = false;
+        char buf[256];
+        while (::read(fd_, buf, sizeof buf) > 0) woken = true;
+        return woken;
+    }
     // One wake-up per burst of events is enough; events of other files do not count.
     bool changed = false;
     alignas(inotify_event) char buf[4096];

@@ -1,14 +1,22 @@
 // Wakes a waiting reader the moment any process commits to the store, without polling.
 //
-// Every Store::write() announces its commit, once it is durable and visible, by touching
-// <home>/team.db.changed; readers watch the home directory with inotify for that touch and wake
-// at once. (Watching team.db-wal itself is not enough: SQLite writes the WAL frames before it
-// publishes the commit in the shared-memory index, so a reader woken by the WAL write can look
-// too early and then sleep through the commit.) Usage, race-free:
+// A reader of the store (ChangeWatch(home)) makes a FIFO of its own in <home>/wake; every
+// Store::write(), once its commit is durable and visible, writes a byte into each FIFO there
+// (announce_change). The reader polls its FIFO and wakes within microseconds. FIFOs rather than
+// inotify: closing an inotify descriptor that has a watch waits for an SRCU grace period in the
+// kernel, 10-15 ms here, which every waiting command paid on its way out (a spawn, a kill, an
+// `inbox --wait`). A FIFO left by a reader that died is removed by the next writer (opening it
+// finds no reader). Where no FIFO can be made, the reader falls back to inotify on the marker
+// <home>/team.db.changed, which every commit also touches. (Watching team.db-wal itself is not
+// enough: SQLite writes the WAL frames before it publishes the commit in the shared-memory
+// index, so a reader woken by the WAL write can look too early and then sleep through the
+// commit.) Usage, race-free:
 //     ChangeWatch watch(home);          // 1. watch first
 //     while (!(rows = query()).size())  // 2. then look
 //         if (!watch.wait_until(deadline)) break;  // 3. sleep until a commit or the deadline
 // A commit between the query and the wait is still seen, because the watch was set up first.
+//
+// ChangeWatch(dir, name) watches one file (a log being followed) with inotify.
 #pragma once
 
 #include <chrono>
@@ -48,6 +56,7 @@ class ChangeWatch {
 
     int fd_ = -1;
     std::string name_;
+    std::filesystem::path fifo_;  // the wake FIFO, when this watches the store that way
 };
 
 }  // namespace team

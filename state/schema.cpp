@@ -162,6 +162,28 @@ CREATE TABLE task_blockers (
     FOREIGN KEY (team_id, blocker) REFERENCES tasks(team_id, id) ON DELETE CASCADE
 ) WITHOUT ROWID;
 CREATE INDEX task_blockers_blocker ON task_blockers(team_id, blocker);
+
+-- Tasks per team and status, kept by triggers, so that list and status count a team of 100,000
+-- tasks without walking them.
+CREATE TABLE task_counts (
+    team_id INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    status  TEXT NOT NULL,
+    n       INTEGER NOT NULL,
+    PRIMARY KEY (team_id, status)
+) WITHOUT ROWID;
+CREATE TRIGGER task_counts_insert AFTER INSERT ON tasks BEGIN
+    INSERT INTO task_counts (team_id, status, n) VALUES (NEW.team_id, NEW.status, 1)
+        ON CONFLICT (team_id, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER task_counts_delete AFTER DELETE ON tasks BEGIN
+    UPDATE task_counts SET n = n - 1 WHERE team_id = OLD.team_id AND status = OLD.status;
+END;
+CREATE TRIGGER task_counts_update AFTER UPDATE OF status ON tasks
+WHEN OLD.status <> NEW.status BEGIN
+    UPDATE task_counts SET n = n - 1 WHERE team_id = OLD.team_id AND status = OLD.status;
+    INSERT INTO task_counts (team_id, status, n) VALUES (NEW.team_id, NEW.status, 1)
+        ON CONFLICT (team_id, status) DO UPDATE SET n = n + 1;
+END;
 )sql",
 };
 

@@ -450,8 +450,7 @@ Task TaskList::done(const TeamRecord& team, const Caller& caller, const std::str
 std::map<std::string, int> count_by_status(SQLite::Database& db, std::int64_t team_id) {
     std::map<std::string, int> counts{
         {"pending", 0}, {"in_progress", 0}, {"completed", 0}, {"deleted", 0}};
-    SQLite::Statement select(
-        db, "SELECT status, count(*) FROM tasks WHERE team_id = ? GROUP BY status");
+    SQLite::Statement select(db, "SELECT status, n FROM task_counts WHERE team_id = ?");
     select.bind(1, team_id);
     while (select.executeStep()) {
         counts[select.getColumn(0).getString()] = select.getColumn(1).getInt();
@@ -461,7 +460,8 @@ std::map<std::string, int> count_by_status(SQLite::Database& db, std::int64_t te
 
 int count_open(SQLite::Database& db, std::int64_t team_id) {
     SQLite::Statement select(db, R"sql(
-        SELECT count(*) FROM tasks WHERE team_id = ? AND status IN ('pending', 'in_progress')
+        SELECT COALESCE(sum(n), 0) FROM task_counts
+        WHERE team_id = ? AND status IN ('pending', 'in_progress')
     )sql");
     select.bind(1, team_id);
     select.executeStep();
@@ -471,13 +471,14 @@ int count_open(SQLite::Database& db, std::int64_t team_id) {
 std::map<std::string, int> open_by_owner(SQLite::Database& db, std::int64_t team_id) {
     std::map<std::string, int> counts;
     SQLite::Statement select(db, R"sql(
-        SELECT owner, count(*) FROM tasks
-        WHERE team_id = ? AND owner IS NOT NULL AND status IN ('pending', 'in_progress')
-        GROUP BY owner
+        SELECT a.name, (SELECT count(*) FROM tasks t INDEXED BY tasks_owner
+                        WHERE t.team_id = a.team_id AND t.owner = a.name
+                          AND t.status IN ('pending', 'in_progress'))
+        FROM agents a WHERE a.team_id = ? AND a.status <> 'terminated'
     )sql");
     select.bind(1, team_id);
     while (select.executeStep()) {
-        counts[select.getColumn(0).getString()] = select.getColumn(1).getInt();
+        if (int n = select.getColumn(1).getInt()) counts[select.getColumn(0).getString()] = n;
     }
     return counts;
 }

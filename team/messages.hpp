@@ -4,8 +4,8 @@
 // terminated agent's name starts with an empty inbox. A recipient that does not exist or is
 // terminated is refused before anything is stored. Reading with mark_read selects and marks in
 // one BEGIN IMMEDIATE transaction, so of several readers of one inbox each message reaches
-// exactly one. A waiting reader sleeps on a ChangeWatch (inotify on the store's commit marker)
-// and wakes within milliseconds of the commit that stored a matching message.
+// exactly one. A waiting reader sleeps on a ChangeWatch (a FIFO that every commit writes to)
+// and wakes within a millisecond of the commit that stored a matching message.
 #pragma once
 
 #include <cstdint>

@@ -63,15 +63,20 @@ bool alive(pid_t pid) {
     return p && !p->is_zombie();
 }
 
-// Whether the process holds an inotify descriptor: a reader in `inbox --wait` sets up its watch
-// on the store before it first looks, so from then on no message can slip past it.
+// Whether the process is watching the store: a reader in `inbox --wait` makes its wake FIFO
+// (<home>/wake/w-<pid>-N, see state/change_watch.hpp) before it first looks, so from then on no
+// message can slip past it. (Where no FIFO can be made it holds an inotify descriptor instead.)
 bool watching(pid_t pid) {
     std::error_code ec;
+    std::string fifo = "/wake/w-" + std::to_string(pid) + "-";
     for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
          !ec && it != fs::directory_iterator(); it.increment(ec)) {
         std::error_code link_ec;
-        auto target = fs::read_symlink(it->path(), link_ec);
-        if (!link_ec && target.string() == "anon_inode:inotify") return true;
+        auto target = fs::read_symlink(it->path(), link_ec).string();
+        if (!link_ec &&
+            (target == "anon_inode:inotify" || target.find(fifo) != std::string::npos)) {
+            return true;
+        }
     }
     return false;
 }

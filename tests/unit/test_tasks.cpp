@@ -934,3 +934,45 @@ TEST_CASE("list --owner takes name@team like add and update do", "[tasks]") {
     filter.owner = "alice@other";
     CHECK(code_of([&] { fx.list.list(fx.team, filter); }) == ErrorCode::usage);
 }
+
+// task_counts is kept by triggers; it must always equal a count of the tasks themselves.
+TEST_CASE("the kept task counts always equal the tasks, through every kind of change", "[tasks]") {
+    Fixture fx;
+    auto alice = fx.member("alice");
+    auto check = [&] {
+        std::map<std::string, int> real{
+            {"pending", 0}, {"in_progress", 0}, {"completed", 0}, {"deleted", 0}};
+        SQLite::Statement select(fx.store.db(),
+                                 "SELECT status, count(*) FROM tasks WHERE team_id = ? GROUP BY "
+                                 "status");
+        select.bind(1, fx.team.id);
+        while (select.executeStep()) {
+            real[select.getColumn(0).getString()] = select.getColumn(1).getInt();
+        }
+        CHECK(team::tasks::count_by_status(fx.store.db(), fx.team.id) == real);
+        CHECK(team::tasks::count_open(fx.store.db(), fx.team.id) ==
+              real["pending"] + real["in_progress"]);
+    };
+    check();
+    for (int i = 0; i < 6; ++i) fx.add("t" + std::to_string(i));
+    check();
+    fx.list.claim(fx.team, alice, std::string("1"));
+    fx.list.claim(fx.team, alice, std::string("2"));
+    fx.list.done(fx.team, alice, "2");
+    fx.list.update(fx.team, fx.lead, "3", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, fx.lead, "4", TaskChange{{}, {}, false, std::string("renamed"), {}});
+    check();
+    fx.store.write([&] {
+        mark_terminated(fx.store.db(), fx.record("alice"), fx.clock.now(), "exited", 0,
+                        std::nullopt, "alice@web");
+    });
+    check();
+    auto other = fx.make_team("other");
+    fx.list.add(other, fx.teams.resolve_caller(other, std::nullopt), NewTask{"x", "", {}, {}});
+    fx.teams.remove(other, fx.teams.resolve_caller(other, std::nullopt));
+    CHECK(fx.store.db()
+              .execAndGet("SELECT count(*) FROM task_counts WHERE team_id = " +
+                          std::to_string(other.id))
+              .getInt() == 0);
+    check();
+}
