@@ -73,6 +73,16 @@ const char* const kAgentColumns = R"sql(
     supervisor_start, log_file, spawn_error
 )sql";
 
+// The names of a team's live members (leader included), for did-you-mean.
+std::vector<std::string> live_member_names(SQLite::Database& db, std::int64_t team_id) {
+    SQLite::Statement names(db,
+                            "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");
+    names.bind(1, team_id);
+    std::vector<std::string> out;
+    while (names.executeStep()) out.push_back(names.getColumn(0).getString());
+    return out;
+}
+
 std::vector<std::string> team_names(SQLite::Database& db) {
     SQLite::Statement names(db, "SELECT DISTINCT name FROM teams ORDER BY name");
     std::vector<std::string> out;
@@ -272,13 +282,8 @@ std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
 }
 
 void member_not_found(Store& store, const TeamRecord& team, const std::string& name) {
-    SQLite::Statement names(store.db(),
-                            "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");
-    names.bind(1, team.id);
-    std::vector<std::string> candidates;
-    while (names.executeStep()) candidates.push_back(names.getColumn(0).getString());
     throw not_found("agent " + quote(name) + " not found in team " + quote(team.name) +
-                    did_you_mean(name, candidates));
+                    did_you_mean(name, live_member_names(store.db(), team.id)));
 }
 
 bool Teams::exists(const TeamRecord& team) {
@@ -330,14 +335,8 @@ Caller Teams::resolve_caller(const TeamRecord& team, const std::optional<std::st
         return Caller{name, team.name, select.getColumn(0).getInt() != 0,
                       select.getColumn(1).getInt64()};
     }
-
-    SQLite::Statement names(store_.db(),
-                            "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");
-    names.bind(1, team.id);
-    std::vector<std::string> candidates;
-    while (names.executeStep()) candidates.push_back(names.getColumn(0).getString());
     throw not_found("caller " + quote(name) + " is not a live member of team " + quote(team.name) +
-                    did_you_mean(name, candidates));
+                    did_you_mean(name, live_member_names(store_.db(), team.id)));
 }
 
 void require_leader(const Caller& caller, const std::string& action) {

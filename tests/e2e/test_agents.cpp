@@ -23,12 +23,17 @@
 
 #include "proc/process_table.hpp"
 #include "team/agents.hpp"
+#include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
 
+using team::test::alive;
 using team::test::Child;
+using team::test::eventually;
 using team::test::Marker;
 using team::test::RunResult;
+using team::test::slurp;
+using team::test::sq;
 using team::test::TeamEnv;
 using Env = std::map<std::string, std::string>;
 using Json = nlohmann::json;
@@ -38,22 +43,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool eventually(const std::function<bool()>& done, int ms = 3000) {
-    auto deadline = Steady::now() + Ms(ms);
-    for (;;) {
-        if (done()) return true;
-        if (Steady::now() >= deadline) return false;
-        std::this_thread::sleep_for(Ms(20));
-    }
-}
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 // Waits (up to 3 s) until the file holds at least `size` bytes; returns what it holds.
 std::string wait_for_size(const fs::path& path, size_t size) {
     eventually([&] {
@@ -62,18 +51,6 @@ std::string wait_for_size(const fs::path& path, size_t size) {
         return !ec && n >= size;
     });
     return slurp(path);
-}
-
-// Single-quotes a path for sh.
-std::string sq(const fs::path& p) {
-    std::string out = "'";
-    for (char c : p.string()) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-bool alive(pid_t pid) {
-    auto p = team::proc::read_process(pid);
-    return p && !p->is_zombie();
 }
 
 pid_t parent_of(pid_t pid) {

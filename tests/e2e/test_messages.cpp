@@ -20,12 +20,17 @@
 #include <thread>
 
 #include "proc/process_table.hpp"
+#include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
 
+using team::test::alive;
 using team::test::Child;
+using team::test::eventually;
 using team::test::Marker;
 using team::test::RunResult;
+using team::test::slurp;
+using team::test::sq;
 using team::test::TeamEnv;
 using Env = std::map<std::string, std::string>;
 using Json = nlohmann::json;
@@ -34,34 +39,6 @@ using Steady = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool eventually(const std::function<bool()>& done, int ms = 3000) {
-    auto deadline = Steady::now() + Ms(ms);
-    for (;;) {
-        if (done()) return true;
-        if (Steady::now() >= deadline) return false;
-        std::this_thread::sleep_for(Ms(20));
-    }
-}
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// Single-quotes a path for sh.
-std::string sq(const fs::path& p) {
-    std::string out = "'";
-    for (char c : p.string()) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-bool alive(pid_t pid) {
-    auto p = team::proc::read_process(pid);
-    return p && !p->is_zombie();
-}
 
 // Whether the process is watching the store: a reader in `inbox --wait` makes its wake FIFO
 // (<home>/wake/w-<pid>-N, see state/change_watch.hpp) before it first looks, so from then on no

@@ -14,10 +14,13 @@
 #include <thread>
 
 #include "proc/process_table.hpp"
+#include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
 
+using team::test::alive;
 using team::test::Child;
+using team::test::eventually;
 using team::test::Marker;
 using team::test::RunResult;
 using team::test::TeamEnv;
@@ -89,16 +92,6 @@ nlohmann::json shell_wait(const TeamEnv& env, const Marker& mark, const std::str
     return r.json();
 }
 
-// Polls `pred` every 10 ms for up to `ms`; true as soon as it holds.
-bool eventually(const std::function<bool()>& pred, int ms = 3000) {
-    auto deadline = Steady::now() + Ms(ms);
-    for (;;) {
-        if (pred()) return true;
-        if (Steady::now() >= deadline) return false;
-        std::this_thread::sleep_for(Ms(10));
-    }
-}
-
 // Waits until the shell has printed `text` (so e.g. a trap is installed before it is killed).
 bool output_contains(const TeamEnv& env, const Marker& mark, const std::string& id,
                      const std::string& text) {
@@ -107,11 +100,6 @@ bool output_contains(const TeamEnv& env, const Marker& mark, const std::string& 
         return r.exit_code == 0 &&
                r.json()["output"].get<std::string>().find(text) != std::string::npos;
     });
-}
-
-bool alive(pid_t pid) {
-    auto p = team::proc::read_process(pid);
-    return p && !p->is_zombie();
 }
 
 bool gone_within(pid_t pid, int ms) {

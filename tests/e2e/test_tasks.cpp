@@ -19,12 +19,16 @@
 #include <thread>
 
 #include "proc/process_table.hpp"
+#include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
 
+using team::test::alive;
 using team::test::Child;
+using team::test::eventually;
 using team::test::Marker;
 using team::test::RunResult;
+using team::test::sq;
 using team::test::TeamEnv;
 using Env = std::map<std::string, std::string>;
 using Json = nlohmann::json;
@@ -34,20 +38,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool eventually(const std::function<bool()>& done, int ms = 5000) {
-    auto deadline = Steady::now() + Ms(ms);
-    for (;;) {
-        if (done()) return true;
-        if (Steady::now() >= deadline) return false;
-        std::this_thread::sleep_for(Ms(20));
-    }
-}
-
-bool alive(pid_t pid) {
-    auto p = team::proc::read_process(pid);
-    return p && !p->is_zombie();
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);
@@ -56,13 +46,6 @@ std::vector<std::string> lines_of(const std::string& text) {
         if (!line.empty()) out.push_back(line);
     }
     return out;
-}
-
-// Single-quotes a path for sh.
-std::string sq(const fs::path& p) {
-    std::string out = "'";
-    for (char c : p.string()) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
 }
 
 std::string warning_for(const std::string& name) {

@@ -1,0 +1,50 @@
+// Test support: small helpers every end-to-end test file uses.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "proc/process_table.hpp"
+
+namespace team::test {
+
+// Polls `done` every 10 ms for up to `ms`; true as soon as it holds. Tests never assert on time:
+// deadlines here are generous bounds for "it happens", not measurements.
+inline bool eventually(const std::function<bool()>& done, int ms = 5000) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    for (;;) {
+        if (done()) return true;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+// The whole file (empty when it cannot be read).
+inline std::string slurp(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Single-quotes a path for sh.
+inline std::string sq(const std::filesystem::path& p) {
+    std::string out = "'";
+    for (char c : p.string()) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// Whether the process exists and is not a zombie.
+inline bool alive(pid_t pid) {
+    auto p = team::proc::read_process(pid);
+    return p && !p->is_zombie();
+}
+
+}  // namespace team::test
