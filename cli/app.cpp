@@ -67,6 +67,20 @@ std::optional<std::string> command_word(int argc, char** argv) {
     return std::nullopt;
 }
 
+// Whether -h/--help stands before the command word (then the whole program's help is asked).
+bool help_before_command(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "-h" || arg == "--help") return true;
+        if (takes_value(arg)) {
+            ++i;
+            continue;
+        }
+        if (arg.empty() || arg[0] != '-') return false;
+    }
+    return false;
+}
+
 // CLI11's messages, in the house style: lowercase, and pointing at the right help.
 std::string parse_error_message(const CLI::ParseError& e, const std::optional<std::string>& cmd) {
     std::string what = e.what();
@@ -133,22 +147,37 @@ int run(int argc, char** argv) {
     GlobalOptions g;
     std::string home, team, as;
     add_global_options(app, g, home, team, as);
-    add_create_command(app);
-    add_list_command(app);
-    add_status_command(app);
-    add_delete_command(app);
-    add_activity_command(app);
-    add_spawn_command(app);
-    add_agents_command(app);
-    add_attach_command(app);
-    add_logs_command(app);
-    add_prompt_command(app);
-    add_send_command(app);
-    add_inbox_command(app);
-    add_task_command(app);
-    add_shell_command(app);
-    add_run_command(app);
-    add_supervise_command(app);
+    // Declaring every command's options costs more than most commands' own work (CLI11 builds
+    // an object per option), so when the command word is known only that command is declared.
+    // Without one (team, team --help, a typo) all are, for the listing and the did-you-mean.
+    struct Command {
+        const char* name;
+        void (*add)(CLI::App&);
+    };
+    static const Command kCommands[] = {
+        {"create", add_create_command},     {"list", add_list_command},
+        {"status", add_status_command},     {"delete", add_delete_command},
+        {"activity", add_activity_command}, {"spawn", add_spawn_command},
+        {"agents", add_agents_command},     {"attach", add_attach_command},
+        {"logs", add_logs_command},         {"prompt", add_prompt_command},
+        {"send", add_send_command},         {"inbox", add_inbox_command},
+        {"task", add_task_command},         {"shell", add_shell_command},
+        {"run", add_run_command},           {"__supervise", add_supervise_command},
+        {"__agent", add_supervise_command},  // declares both hidden commands
+    };
+    const Command* only = nullptr;
+    if (auto word = command_word(argc, argv); word && !help_before_command(argc, argv)) {
+        for (const auto& c : kCommands) {
+            if (*word == c.name) only = &c;
+        }
+    }
+    if (only) {
+        only->add(app);
+    } else {
+        for (const auto& c : kCommands) {
+            if (std::strcmp(c.name, "__agent") != 0) c.add(app);
+        }
+    }
 
     // Subcommand help lists only the subcommand's own options: name the global ones too, at
     // every level (team shell kill --help as well as team shell --help).

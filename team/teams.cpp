@@ -98,16 +98,20 @@ nlohmann::json or_null(const std::optional<T>& v) {
 }  // namespace
 
 nlohmann::json to_json(const TeamRecord& t) {
-    return {{"name", t.name},
-            {"description", t.description},
-            {"cwd", t.cwd},
-            {"leader", t.leader_id()},
-            {"status", t.status},
-            {"liveAgents", t.live_agents},
-            {"totalAgents", t.total_agents},
-            {"openTasks", t.open_tasks},
-            {"createdAt", iso8601(t.created_at)},
-            {"dissolvedAt", t.dissolved_at ? nlohmann::json(iso8601(*t.dissolved_at)) : nullptr}};
+    // Field by field rather than from an initializer list, which copies every value once more:
+    // this is on the path of `team list` over many teams.
+    nlohmann::json j = nlohmann::json::object();
+    j["name"] = t.name;
+    j["description"] = t.description;
+    j["cwd"] = t.cwd;
+    j["leader"] = t.leader_id();
+    j["status"] = t.status;
+    j["liveAgents"] = t.live_agents;
+    j["totalAgents"] = t.total_agents;
+    j["openTasks"] = t.open_tasks;
+    j["createdAt"] = iso8601(t.created_at);
+    j["dissolvedAt"] = t.dissolved_at ? nlohmann::json(iso8601(*t.dissolved_at)) : nullptr;
+    return j;
 }
 
 nlohmann::json to_json(const AgentRecord& a) {
@@ -230,13 +234,19 @@ TeamRecord Teams::resolve(const std::optional<std::string>& name) {
 }
 
 std::vector<TeamRecord> Teams::list(bool include_dissolved) {
-    std::string sql = std::string("SELECT ") + kTeamColumns + " FROM teams t";
+    // Open tasks from the counts the triggers keep (tasks/tasks.hpp), in the same query.
+    std::string sql = std::string("SELECT ") + kTeamColumns + R"sql(,
+        (SELECT COALESCE(sum(c.n), 0) FROM task_counts c
+         WHERE c.team_id = t.id AND c.status IN ('pending', 'in_progress'))
+        FROM teams t)sql";
     if (!include_dissolved) sql += " WHERE t.status = 'active'";
     sql += " ORDER BY t.id";
     SQLite::Statement select(store_.db(), sql);
     std::vector<TeamRecord> teams;
-    while (select.executeStep()) teams.push_back(read_team(select));
-    for (auto& t : teams) t.open_tasks = tasks::count_open(store_.db(), t.id);
+    while (select.executeStep()) {
+        teams.push_back(read_team(select));
+        teams.back().open_tasks = select.getColumn(10).getInt();
+    }
     return teams;
 }
 
