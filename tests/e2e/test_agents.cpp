@@ -26,6 +26,7 @@
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/team_home.hpp"
 
 using team::test::alive;
 using team::test::Child;
@@ -70,28 +71,9 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 // One test's home, with a team in it (unless told otherwise), its marker, and helpers that run
 // `team` and tmux there.
-class Home {
+class Home : public team::test::TeamHome {
   public:
-    explicit Home(std::string team, bool create = true) : team_(std::move(team)) {
-        if (!create) return;
-        auto r = env.run({"create", team_, "--cwd", env.dir().string()});
-        INFO("stdout: " << r.out << " stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-    }
-
-    const std::string& team() const { return team_; }
-
-    // The environment of every `team` call: the marker (the tmux server and the supervisors
-    // inherit it) and the team.
-    Env extra(const Env& more = {}) const {
-        Env e{{mark.key(), mark.value()}, {"TEAM_NAME", team_}};
-        for (const auto& [k, v] : more) e[k] = v;
-        return e;
-    }
-
-    RunResult run(const std::vector<std::string>& args, const Env& more = {}) const {
-        return env.run(args, extra(more));
-    }
+    using TeamHome::TeamHome;
 
     // `team spawn NAME --json --env <marker> OPTIONS -- COMMAND` without checking the result.
     RunResult try_spawn(const std::string& name, const std::vector<std::string>& command,
@@ -109,7 +91,7 @@ class Home {
         INFO("spawn " << name << " stdout: " << r.out << " stderr: " << r.err);
         REQUIRE(r.exit_code == 0);
         auto doc = r.json();
-        REQUIRE(doc["agentId"] == name + "@" + team_);
+        REQUIRE(doc["agentId"] == name + "@" + team());
         REQUIRE(doc["name"] == name);
         REQUIRE(doc["paneId"].is_string());
         REQUIRE(doc["pid"].is_number_integer());
@@ -188,20 +170,6 @@ class Home {
     bool pane_gone(const std::string& pane) const {
         return eventually([&] { return panes().count(pane) == 0; });
     }
-
-    // The end of every test that started agents: the server goes, the agents are reconciled,
-    // and nothing that carries the marker is left.
-    void finish() const {
-        env.tmux({"kill-server"});
-        run({"agents", "--all", "--json"});
-        CHECK(mark.none_alive_within(3000));
-    }
-
-    TeamEnv env;
-    Marker mark;
-
-  private:
-    std::string team_;
 };
 
 std::map<std::string, std::string> parse_env_file(const std::string& text) {

@@ -23,6 +23,7 @@
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/team_home.hpp"
 
 using team::test::alive;
 using team::test::Child;
@@ -93,29 +94,12 @@ std::set<std::string> keys_of(const Json& doc) {
 }
 
 // One test's home, with a team in it, its marker, and helpers that run `team` there.
-class Home {
+class Home : public team::test::TeamHome {
   public:
-    explicit Home(std::string team) : team_(std::move(team)) {
-        auto r = env.run({"create", team_, "--cwd", env.dir().string()});
-        INFO("stdout: " << r.out << " stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-    }
-
-    const std::string& team() const { return team_; }
-
-    // The environment of every `team` call: the marker and the team.
-    Env extra(const Env& more = {}) const {
-        Env e{{mark.key(), mark.value()}, {"TEAM_NAME", team_}};
-        for (const auto& [k, v] : more) e[k] = v;
-        return e;
-    }
+    using TeamHome::TeamHome;
 
     // The environment of a call made by that agent (as its pane would set it).
-    Env as(const std::string& name) const { return {{"TEAM_AGENT_ID", name + "@" + team_}}; }
-
-    RunResult run(const std::vector<std::string>& args, const Env& more = {}) const {
-        return env.run(args, extra(more));
-    }
+    Env as(const std::string& name) const { return {{"TEAM_AGENT_ID", name + "@" + team()}}; }
 
     // `team ARGS...` with `input` on its standard input (a pipe). The input must not be longer
     // than what `team` reads (1 MiB + 1 byte), or writing the rest would raise SIGPIPE here.
@@ -210,19 +194,7 @@ class Home {
         REQUIRE(last["status"] == "terminated");
     }
 
-    // The end of every test: the server goes, the agents are reconciled, and nothing that
-    // carries the marker is left.
-    void finish() const {
-        env.tmux({"kill-server"});
-        run({"agents", "--all", "--json"});
-        CHECK(mark.none_alive_within(3000));
-    }
-
-    TeamEnv env;
-    Marker mark;
-
   private:
-    std::string team_;
     mutable int inputs_ = 0;
 };
 

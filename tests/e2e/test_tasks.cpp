@@ -22,6 +22,7 @@
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/team_home.hpp"
 
 using team::test::alive;
 using team::test::Child;
@@ -53,25 +54,9 @@ std::string warning_for(const std::string& name) {
 }
 
 // One test's home with a team in it, its marker, and helpers that run `team` there.
-class Home {
+class Home : public team::test::TeamHome {
   public:
-    explicit Home(std::string team) : team_(std::move(team)) {
-        auto r = env.run({"create", team_, "--cwd", env.dir().string()});
-        INFO("stdout: " << r.out << " stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-    }
-
-    const std::string& team() const { return team_; }
-
-    Env extra(const Env& more = {}) const {
-        Env e{{mark.key(), mark.value()}, {"TEAM_NAME", team_}};
-        for (const auto& [k, v] : more) e[k] = v;
-        return e;
-    }
-
-    RunResult run(const std::vector<std::string>& args, const Env& more = {}) const {
-        return env.run(args, extra(more));
-    }
+    using TeamHome::TeamHome;
 
     // Runs a command that must succeed with --json; returns its document.
     Json ok(std::vector<std::string> args) const {
@@ -168,18 +153,6 @@ class Home {
         }
         return out;
     }
-
-    void finish() const {
-        env.tmux({"kill-server"});
-        run({"agents", "--all", "--json"});
-        CHECK(mark.none_alive_within(3000));
-    }
-
-    TeamEnv env;
-    Marker mark;
-
-  private:
-    std::string team_;
 };
 
 // Runs `team ARGS --json`, expects exit `code` with the JSON error of SPEC 1.4, and nothing
