@@ -82,8 +82,7 @@ const char* store_vfs() {
 Store::Store(const fs::path& home) : home_(home) {
     fs::path path = db_path();
     create_private_file(path);
-    db_ = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE, 0,
-                                             store_vfs());
+    db_ = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE, 0, store_vfs());
     // Every command is a new process, and the first connection of a process rebuilds the WAL
     // index by reading the whole WAL, so the WAL must stay short. SQLite's own autocheckpoint
     // does not keep it short across processes (the rebuilt index forgets what was already

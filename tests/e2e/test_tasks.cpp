@@ -136,22 +136,10 @@ class Home : public team::test::TeamHome {
     // Everything a task command could change, straight from the database.
     std::string snapshot() const {
         SQLite::Database db((env.home() / "team.db").string());
-        std::string out;
-        for (const char* sql : {"SELECT * FROM tasks ORDER BY team_id, id",
-                                "SELECT * FROM task_blockers ORDER BY team_id, task_id, blocker",
-                                "SELECT id, type, details FROM activity ORDER BY id"}) {
-            SQLite::Statement select(db, sql);
-            while (select.executeStep()) {
-                for (int i = 0; i < select.getColumnCount(); ++i) {
-                    auto c = select.getColumn(i);
-                    out += c.isNull() ? std::string("<null>") : c.getString();
-                    out += '|';
-                }
-                out += '\n';
-            }
-            out += "--\n";
-        }
-        return out;
+        return team::test::rows_as_text(
+            db, {"SELECT * FROM tasks ORDER BY team_id, id",
+                 "SELECT * FROM task_blockers ORDER BY team_id, task_id, blocker",
+                 "SELECT id, type, details FROM activity ORDER BY id"});
     }
 };
 

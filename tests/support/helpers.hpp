@@ -1,12 +1,14 @@
 // Test support: small helpers every end-to-end test file uses.
 #pragma once
 
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <sys/types.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -53,6 +55,25 @@ inline std::string sq(const std::filesystem::path& p) {
 inline bool alive(pid_t pid) {
     auto p = team::proc::read_process(pid);
     return p && !p->is_zombie();
+}
+
+// Every row the queries return, as text ("<null>" for NULL, '|' after each value, "--" after
+// each query): a snapshot to compare before and after a command that must change nothing.
+inline std::string rows_as_text(SQLite::Database& db, std::initializer_list<const char*> queries) {
+    std::string out;
+    for (const char* sql : queries) {
+        SQLite::Statement select(db, sql);
+        while (select.executeStep()) {
+            for (int i = 0; i < select.getColumnCount(); ++i) {
+                auto c = select.getColumn(i);
+                out += c.isNull() ? std::string("<null>") : c.getString();
+                out += '|';
+            }
+            out += '\n';
+        }
+        out += "--\n";
+    }
+    return out;
 }
 
 }  // namespace team::test

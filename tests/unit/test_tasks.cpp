@@ -15,6 +15,7 @@
 #include "team/agents.hpp"
 #include "team/teams.hpp"
 #include "tests/support/fork.hpp"
+#include "tests/support/helpers.hpp"
 #include "tests/support/process.hpp"
 
 using namespace team;
@@ -115,23 +116,11 @@ struct Fixture {
 
     // Everything a task command could change, as text: the tasks, their blockers, the activity.
     std::string snapshot() {
-        std::string out;
-        for (const char* sql : {"SELECT * FROM tasks ORDER BY team_id, id",
-                                "SELECT * FROM task_blockers ORDER BY team_id, task_id, blocker",
-                                "SELECT id, type, details FROM activity ORDER BY id",
-                                "SELECT id, status FROM agents ORDER BY id"}) {
-            SQLite::Statement select(store.db(), sql);
-            while (select.executeStep()) {
-                for (int i = 0; i < select.getColumnCount(); ++i) {
-                    auto c = select.getColumn(i);
-                    out += c.isNull() ? std::string("<null>") : c.getString();
-                    out += '|';
-                }
-                out += '\n';
-            }
-            out += "--\n";
-        }
-        return out;
+        return team::test::rows_as_text(
+            store.db(), {"SELECT * FROM tasks ORDER BY team_id, id",
+                         "SELECT * FROM task_blockers ORDER BY team_id, task_id, blocker",
+                         "SELECT id, type, details FROM activity ORDER BY id",
+                         "SELECT id, status FROM agents ORDER BY id"});
     }
 
     // The details of the activity entries of that type, oldest first.
