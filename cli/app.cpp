@@ -161,7 +161,9 @@ int run(int argc, char** argv) {
         {"agents", add_agents_command},     {"attach", add_attach_command},
         {"logs", add_logs_command},         {"prompt", add_prompt_command},
         {"send", add_send_command},         {"inbox", add_inbox_command},
-        {"task", add_task_command},         {"shell", add_shell_command},
+        {"task", add_task_command},         {"kill-agent", add_kill_command},
+        {"shutdown", add_shutdown_command}, {"teardown", add_teardown_command},
+        {"shell", add_shell_command},
         {"run", add_run_command},           {"__supervise", add_supervise_command},
         {"__agent", add_supervise_command},  // declares both hidden commands
     };

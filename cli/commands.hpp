@@ -23,5 +23,8 @@ void add_prompt_command(CLI::App& app);
 void add_send_command(CLI::App& app);
 void add_inbox_command(CLI::App& app);
 void add_task_command(CLI::App& app);
+void add_kill_command(CLI::App& app);
+void add_shutdown_command(CLI::App& app);
+void add_teardown_command(CLI::App& app);
 
 }  // namespace team::cli

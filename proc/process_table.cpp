@@ -110,10 +110,13 @@ std::vector<ProcessInfo> descendants(pid_t root, const std::vector<ProcessInfo>&
     return out;
 }
 
-bool environ_has(pid_t pid, const std::string& entry) {
+std::string environ_of(pid_t pid) {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/environ", static_cast<int>(pid));
-    std::string env = read_small(path);
+    return read_small(path);
+}
+
+bool environ_has(const std::string& env, const std::string& entry) {
     for (size_t start = 0; start < env.size();) {
         size_t end = env.find('\0', start);
         if (end == std::string::npos) end = env.size();
@@ -122,5 +125,7 @@ bool environ_has(pid_t pid, const std::string& entry) {
     }
     return false;
 }
+
+bool environ_has(pid_t pid, const std::string& entry) { return environ_has(environ_of(pid), entry); }
 
 }  // namespace team::proc

@@ -38,5 +38,9 @@ std::vector<ProcessInfo> descendants(pid_t root, const std::vector<ProcessInfo>&
 
 // Whether the environment of `pid` holds exactly the entry `entry` ("KEY=value").
 bool environ_has(pid_t pid, const std::string& entry);
+// The same, on an environment already read (`environ_of`).
+bool environ_has(const std::string& environ, const std::string& entry);
+// The environment of `pid` as /proc has it (NUL-separated); empty when unreadable.
+std::string environ_of(pid_t pid);
 
 }  // namespace team::proc

@@ -29,7 +29,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kTakenSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP};
+constexpr int kTakenSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 
 // How long leftovers of a command that ended get to go after SIGTERM, before SIGKILL.
 constexpr std::chrono::milliseconds kLeftoverGrace{1000};
@@ -242,6 +242,19 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
     bool armed = spec_.timeout.has_value();
     Clock::time_point deadline = armed ? Clock::now() + *spec_.timeout : Clock::time_point::max();
     bool cleaned_up = false;
+    // A stop someone planned (a shutdown deadline); max: none.
+    constexpr Clock::time_point kNone = Clock::time_point::max();
+    Clock::time_point planned = kNone;
+    auto consult_plan = [&] {
+        if (!spec_.stop_plan || child_done_) return;
+        StopPlan plan = spec_.stop_plan();
+        planned = plan.at.value_or(kNone);
+        if (planned <= Clock::now()) {
+            planned = kNone;
+            outcome.stopped = true;
+            end_tree(SIGTERM, plan.grace);
+        }
+    };
     char buf[65536];
 
     for (;;) {
@@ -266,6 +279,13 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
                     .count();
             wait_ms = static_cast<int>(std::max<long long>(0, left));
         }
+        if (planned != kNone && !child_done_) {
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(planned - Clock::now())
+                    .count();
+            int until_plan = static_cast<int>(std::max<long long>(0, left));
+            wait_ms = wait_ms < 0 ? until_plan : std::min(wait_ms, until_plan);
+        }
         if (cleaned_up && output_fd_ < 0) wait_ms = 50;  // children still being reaped
         int rc = ::poll(fds, count, wait_ms);
         if (rc < 0 && errno != EINTR) throw failed(std::string("poll: ") + std::strerror(errno));
@@ -275,17 +295,24 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
             armed = false;
             end_tree(spec_.timeout_signal, spec_.grace);
         }
+        if (planned != kNone && !child_done_ && Clock::now() >= planned) consult_plan();
         if (rc > 0 && (fds[0].revents & POLLIN)) {
             signalfd_siginfo info;
+            bool wake = false;
             while (::read(signal_fd_, &info, sizeof info) == sizeof info) {
                 int sig = static_cast<int>(info.ssi_signo);
                 if (sig == SIGCHLD) continue;
+                if (sig == SIGUSR1) {
+                    wake = true;
+                    continue;
+                }
                 if (!child_done_) {
                     outcome.interrupted = true;
                     end_tree(sig == SIGINT ? SIGINT : SIGTERM, spec_.grace);
                 }
             }
             reap(outcome);
+            if (wake) consult_plan();
         }
         if (count == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t n = ::read(output_fd_, buf, sizeof buf);

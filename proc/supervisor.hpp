@@ -24,6 +24,14 @@
 
 namespace team::proc {
 
+// When the supervisor should end its command on someone's request (SPEC 7: a confirmed
+// shutdown, a --force-after deadline): asked again whenever SIGUSR1 reaches the supervisor and
+// when a planned stop comes due. `at` none: no stop planned; `at` now or past: stop now.
+struct StopPlan {
+    std::optional<std::chrono::steady_clock::time_point> at;
+    std::chrono::milliseconds grace{5000};  // SIGTERM, then SIGKILL after this
+};
+
 struct LaunchSpec {
     std::vector<std::string> argv;  // argv[0] is looked up in the PATH of `env`
     std::string cwd;
@@ -34,6 +42,8 @@ struct LaunchSpec {
     std::optional<std::chrono::milliseconds> timeout;
     int timeout_signal = 15;  // SIGTERM
     std::chrono::milliseconds grace{5000};
+    // Asked on SIGUSR1 and when a planned stop comes due (none: SIGUSR1 is ignored).
+    std::function<StopPlan()> stop_plan;
 };
 
 // How a process ended: exactly one of the two is set.
@@ -46,6 +56,7 @@ struct RunOutcome {
     ExitStatus status;
     bool timed_out = false;    // the supervisor's timeout ended it
     bool interrupted = false;  // SIGTERM, SIGINT or SIGHUP to the supervisor ended it
+    bool stopped = false;      // its stop plan ended it
 };
 
 // The path exec would run for `program` with this PATH, or nothing if none is executable. A
@@ -66,8 +77,8 @@ std::vector<std::string> merged_environment(const std::vector<std::string>& over
 
 class Supervisor {
   public:
-    // Makes this process a child subreaper and takes SIGCHLD, SIGTERM, SIGINT and SIGHUP into
-    // a signalfd. One Supervisor per process.
+    // Makes this process a child subreaper and takes SIGCHLD, SIGTERM, SIGINT, SIGHUP and
+    // SIGUSR1 into a signalfd. One Supervisor per process.
     Supervisor();
     ~Supervisor();
     Supervisor(const Supervisor&) = delete;

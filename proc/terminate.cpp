@@ -25,7 +25,7 @@ std::vector<Pidfd> open_new(const std::vector<ProcessInfo>& procs, std::set<pid_
 
 }  // namespace
 
-std::vector<ProcessInfo> find_tree(const TreeTarget& target) {
+std::vector<ProcessInfo> find_trees(const std::vector<TreeTarget>& targets) {
     auto all = scan_processes();
     pid_t self = ::getpid();
     std::set<pid_t> picked;
@@ -34,33 +34,46 @@ std::vector<ProcessInfo> find_tree(const TreeTarget& target) {
         if (p.pid == self || p.is_zombie() || !picked.insert(p.pid).second) return;
         tree.push_back(p);
     };
-    if (target.root > 0) {
-        bool root_alive = false;
-        for (const auto& p : all) {
-            if (p.pid == target.root &&
-                (target.root_start == 0 || p.start_time == target.root_start)) {
-                root_alive = true;
-                if (target.include_root) add(p);
+    bool any_marker = false;
+    for (const auto& target : targets) {
+        any_marker = any_marker || !target.marker.empty();
+        if (target.root > 0) {
+            bool root_alive = false;
+            for (const auto& p : all) {
+                if (p.pid == target.root &&
+                    (target.root_start == 0 || p.start_time == target.root_start)) {
+                    root_alive = true;
+                    if (target.include_root) add(p);
+                }
+            }
+            if (root_alive) {
+                for (const auto& p : descendants(target.root, all)) add(p);
             }
         }
-        if (root_alive) {
-            for (const auto& p : descendants(target.root, all)) add(p);
+        if (target.pgid > 0) {
+            for (const auto& p : all) {
+                if (p.pgid == target.pgid) add(p);
+            }
         }
     }
-    if (target.pgid > 0) {
+    if (any_marker) {
+        // Each environment is read once, whatever the number of targets.
         for (const auto& p : all) {
-            if (p.pgid == target.pgid) add(p);
+            if (picked.count(p.pid) || p.pid == self || p.is_zombie()) continue;
+            std::string env = environ_of(p.pid);
+            if (env.empty()) continue;
+            for (const auto& target : targets) {
+                if (target.marker.empty()) continue;
+                bool every = true;
+                for (const auto& entry : target.marker) every = every && environ_has(env, entry);
+                if (every) {
+                    add(p);
+                    break;
+                }
+            }
         }
     }
-    if (!target.marker.empty()) {
-        for (const auto& p : all) {
-            if (picked.count(p.pid)) continue;
-            bool all = true;
-            for (const auto& entry : target.marker) all = all && environ_has(p.pid, entry);
-            if (all) add(p);
-        }
-    }
-    // A member of the group or a marked process may have descendants of its own.
+    // A member of a group or a marked process may have descendants of its own.
     size_t direct = tree.size();
     for (size_t i = 0; i < direct; ++i) {
         for (const auto& p : descendants(tree[i].pid, all)) add(p);
@@ -68,8 +81,15 @@ std::vector<ProcessInfo> find_tree(const TreeTarget& target) {
     return tree;
 }
 
+std::vector<ProcessInfo> find_tree(const TreeTarget& target) { return find_trees({target}); }
+
 TerminateOutcome terminate_tree(const TreeTarget& target, int sig, std::chrono::milliseconds grace,
                                 bool force) {
+    return terminate_trees({target}, sig, grace, force);
+}
+
+TerminateOutcome terminate_trees(const std::vector<TreeTarget>& targets, int sig,
+                                 std::chrono::milliseconds grace, bool force) {
     TerminateOutcome outcome;
     std::set<pid_t> seen;
     std::vector<Pidfd> handles;
@@ -78,7 +98,7 @@ TerminateOutcome terminate_tree(const TreeTarget& target, int sig, std::chrono::
     // Signal the tree; then, until it is gone or the grace is over, signal whatever appeared
     // meanwhile (a process forking while it is being killed) and wait on exits.
     for (int round = 0;; ++round) {
-        auto fresh = open_new(find_tree(target), seen);
+        auto fresh = open_new(find_trees(targets), seen);
         for (const auto& h : fresh) {
             if (h.signal(sig)) ++outcome.signalled;
             h.signal(SIGCONT);
@@ -88,27 +108,27 @@ TerminateOutcome terminate_tree(const TreeTarget& target, int sig, std::chrono::
         auto slice =
             std::min(deadline, Clock::now() + std::chrono::milliseconds(round < 5 ? 5 : 50));
         bool all_gone = wait_all_exited(handles, slice);
-        if (all_gone && find_tree(target).empty()) return outcome;
+        if (all_gone && find_trees(targets).empty()) return outcome;
         if (Clock::now() >= deadline) break;
     }
 
     // Grace is over: whatever is left of the tree, and whatever it forks, gets SIGKILL.
     if (!force) {
-        outcome.survivors = static_cast<int>(find_tree(target).size());
+        outcome.survivors = static_cast<int>(find_trees(targets).size());
         return outcome;
     }
     auto kill_deadline = Clock::now() + std::chrono::seconds(5);
     for (;;) {
         std::set<pid_t> none;
         std::vector<Pidfd> now;
-        for (auto& h : open_new(find_tree(target), none)) now.push_back(std::move(h));
+        for (auto& h : open_new(find_trees(targets), none)) now.push_back(std::move(h));
         if (now.empty()) break;
         outcome.force_killed = true;
         for (const auto& h : now) h.signal(SIGKILL);
         wait_all_exited(now,
                         std::min(kill_deadline, Clock::now() + std::chrono::milliseconds(100)));
         if (Clock::now() >= kill_deadline) {
-            outcome.survivors = static_cast<int>(find_tree(target).size());
+            outcome.survivors = static_cast<int>(find_trees(targets).size());
             break;
         }
     }

@@ -31,6 +31,8 @@ struct TreeTarget {
 
 // The live (not zombie) processes of the tree, now. Never includes the calling process.
 std::vector<ProcessInfo> find_tree(const TreeTarget& target);
+// The same for several trees at once (one scan of /proc): their union.
+std::vector<ProcessInfo> find_trees(const std::vector<TreeTarget>& targets);
 
 struct TerminateOutcome {
     int signalled = 0;          // processes the first signal reached
@@ -44,5 +46,8 @@ struct TerminateOutcome {
 // gone. Processes that end by themselves meanwhile are not errors.
 TerminateOutcome terminate_tree(const TreeTarget& target, int sig, std::chrono::milliseconds grace,
                                 bool force);
+// The same for several trees at once, all of them within the one grace (a teardown).
+TerminateOutcome terminate_trees(const std::vector<TreeTarget>& targets, int sig,
+                                 std::chrono::milliseconds grace, bool force);
 
 }  // namespace team::proc

@@ -185,6 +185,33 @@ WHEN OLD.status <> NEW.status BEGIN
         ON CONFLICT (team_id, status) DO UPDATE SET n = n + 1;
 END;
 )sql",
+
+    // 5: shutdown requests (SPEC 7). One row per kill-agent (graceful or force) and per agent of
+    // a teardown; open while closed_at is NULL (the agent ends, or rejects, and it closes).
+    R"sql(
+CREATE TABLE shutdown_requests (
+    id            INTEGER PRIMARY KEY,
+    team_id       INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    agent_id      INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    method        TEXT NOT NULL CHECK (method IN ('graceful', 'force')),
+    phase         TEXT NOT NULL CHECK (phase IN ('requested', 'approved', 'rejected',
+                                                 'confirmed', 'force_killed')),
+    reason        TEXT NOT NULL DEFAULT '',
+    reject_reason TEXT,
+    requested_by  TEXT NOT NULL,                -- member name@team, or "team"
+    requested_at  INTEGER NOT NULL,
+    responded_at  INTEGER,                      -- approved or rejected
+    confirmed_at  INTEGER,                      -- confirm run, or the process ended after approval
+    force_at      INTEGER,                      -- --force-after: the deadline (ms since epoch)
+    forced_at     INTEGER,                      -- when force began (kill-agent --force, deadline)
+    grace_ms      INTEGER NOT NULL,             -- SIGTERM to SIGKILL when its tree is ended
+    reassign_to   TEXT,                         -- --reassign-to: a member name
+    reassigned    TEXT,                         -- JSON ["3", "7"]: the tasks handed back
+    closed_at     INTEGER
+);
+CREATE INDEX shutdown_requests_agent ON shutdown_requests(agent_id, id);
+CREATE INDEX shutdown_requests_open ON shutdown_requests(team_id, id) WHERE closed_at IS NULL;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -19,6 +19,7 @@
 #include "state/sql.hpp"
 #include "state/team_lock.hpp"
 #include "tasks/reassign.hpp"
+#include "team/shutdown.hpp"
 
 namespace team {
 
@@ -75,32 +76,38 @@ const std::vector<std::string>& color_pool() {
     return pool;
 }
 
-bool mark_terminated(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
-                     const std::string& reason, std::optional<int> exit_code,
-                     std::optional<std::string> signal, const std::string& actor) {
+std::optional<std::vector<std::string>> mark_terminated(SQLite::Database& db,
+                                                        const AgentRecord& agent, EpochMs at,
+                                                        const Termination& how) {
     SQLite::Statement up(db, R"sql(
         UPDATE agents SET status = 'terminated', terminated_at = ?, exit_reason = ?,
                           exit_code = ?, signal = ?
         WHERE id = ? AND status <> 'terminated'
     )sql");
     up.bind(1, at);
-    up.bind(2, reason);
-    bind_or_null(up, 3, exit_code);
-    bind_or_null(up, 4, signal);
+    up.bind(2, how.reason);
+    bind_or_null(up, 3, how.exit_code);
+    bind_or_null(up, 4, how.signal);
     up.bind(5, agent.id);
-    if (up.exec() == 0) return false;
-    auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name, at);
-    append_activity(db, agent.team_id, at, actor, "agent_exited",
-                    {{"agentId", agent.id_string()},
-                     {"exitReason", reason},
-                     {"exitCode", exit_code ? nlohmann::json(*exit_code) : nullptr},
-                     {"signal", signal ? nlohmann::json(*signal) : nullptr},
-                     {"reassignedTasks", tasks}});
+    if (up.exec() == 0) return std::nullopt;
+    auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name, at, how.reassign_to);
+    nlohmann::json details = {
+        {"agentId", agent.id_string()},
+        {"exitReason", how.reason},
+        {"exitCode", how.exit_code ? nlohmann::json(*how.exit_code) : nullptr},
+        {"signal", how.signal ? nlohmann::json(*how.signal) : nullptr},
+        {"reassignedTasks", tasks}};
+    details.update(how.details);
+    const char* type = how.reason == "confirmed"      ? "shutdown_confirmed"
+                       : how.reason == "force_killed" ? "agent_force_killed"
+                                                      : "agent_exited";
+    append_activity(db, agent.team_id, at, how.actor, type, details);
     if (!tasks.empty()) {
-        append_activity(db, agent.team_id, at, actor, "tasks_reassigned",
-                        {{"from", agent.id_string()}, {"tasks", tasks}});
+        nlohmann::json moved = {{"from", agent.id_string()}, {"tasks", tasks}};
+        if (how.reassign_to) moved["to"] = *how.reassign_to;
+        append_activity(db, agent.team_id, at, how.actor, "tasks_reassigned", moved);
     }
-    return true;
+    return tasks;
 }
 
 fs::path Agents::log_path(const TeamRecord& team, const AgentRecord& agent) const {
@@ -283,6 +290,9 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
                       "TEAM_AGENT_ID=" + agent->id_string(), "TEAM_AGENT_NAME=" + agent->name,
                       "TEAM_AGENT_COLOR=" + agent->color.value_or("")});
     spec.env = proc::merged_environment(overrides, {"TEAM_"});
+    // A confirmed shutdown or a --force-after deadline: this supervisor ends the agent's tree
+    // (woken by SIGUSR1 from whoever changed its requests, or by the deadline coming due).
+    spec.stop_plan = [&store, &agent, &clock] { return agent_stop_plan(store, *agent, clock); };
     try {
         supervisor.start(spec);
     } catch (const Error& e) {
@@ -319,8 +329,8 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         if (!now || !now->live()) return;
         std::optional<std::string> signal;
         if (outcome.status.signal) signal = proc::signal_name(*outcome.status.signal);
-        mark_terminated(store.db(), *now, clock.now(), "exited", outcome.status.exit_code, signal,
-                        now->id_string());
+        finish_agent(store.db(), *now, clock.now(),
+                     {"exited", outcome.status.exit_code, signal, now->id_string(), {}, {}});
     });
     // The pane goes with its agent; the session and the server go with their last pane.
     if (!pane_id.empty()) server.kill_pane(pane_id);
@@ -360,8 +370,8 @@ int Agents::reconcile(const TeamRecord& team) {
         bool marked = store_.write([&] {
             auto now = load_agent(store_, agent.id);
             if (!now || !now->live()) return false;
-            return mark_terminated(store_.db(), *now, clock_.now(), "lost", std::nullopt,
-                                   std::nullopt, "team");
+            return finish_agent(store_.db(), *now, clock_.now(),
+                                {"lost", std::nullopt, std::nullopt, "team", {}, {}});
         });
         if (!marked) continue;
         ++changed;

@@ -216,7 +216,8 @@ Error team_not_found(const std::string& name, const std::vector<std::string>& kn
 Error no_team_given(const std::vector<std::string>& live) {
     if (live.empty()) {
         return usage_error(
-            "no team given, and there is no team yet: create one with 'team create NAME'");
+            "no team given, and there is no live team: create one with 'team create NAME' (a "
+            "dissolved team is named explicitly: --team NAME)");
     }
     std::string names;
     for (const auto& t : live) names += (names.empty() ? "" : ", ") + t;

@@ -215,6 +215,14 @@ bool TmuxServer::kill_pane(const std::string& pane_id) {
     return false;
 }
 
+bool TmuxServer::kill_session(const std::string& session) {
+    TmuxResult r = tmux_.run({"kill-session", "-t", "=" + session});
+    if (r.ok()) return true;
+    if (is_no_server(r)) return false;
+    checked({"kill-session", "-t", "=" + session});
+    return false;
+}
+
 void TmuxServer::type_text(const std::string& pane_id, const std::string& text, bool press_enter) {
     if (text.find('\n') != std::string::npos) {
         // Several lines: one paste, so no line is sent on its own before the rest arrives.

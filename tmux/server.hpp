@@ -48,6 +48,9 @@ class TmuxServer {
     std::vector<PaneInfo> list_panes();
     // Kills one pane; false when it was already gone (not an error).
     bool kill_pane(const std::string& pane_id);
+    // Kills the session of that exact name with its panes; false when there was none. The
+    // server goes with its last session (exit-empty).
+    bool kill_session(const std::string& session);
 
     // Types `text` into the pane as a person would: literally, in chunks of at most 4 KB cut on
     // UTF-8 boundaries; multi-line text through a paste buffer. Then Enter, separately.

@@ -52,12 +52,21 @@ void seed(SQLite::Database& db, int version) {
             INSERT INTO task_blockers (team_id, task_id, blocker) VALUES (1, 2, 1);
         )sql");
     }
+    if (version >= 5) {
+        db.exec(R"sql(
+            INSERT INTO agents (id, team_id, name, status, created_at)
+                VALUES (2, 1, 'w', 'terminated', 8);
+            INSERT INTO shutdown_requests (team_id, agent_id, method, phase, requested_by,
+                                           requested_at, grace_ms, closed_at)
+                VALUES (1, 2, 'graceful', 'confirmed', 'lead@web', 8, 5000, 9);
+        )sql");
+    }
 }
 
 void check_seed_kept(SQLite::Database& db, int version) {
     if (version >= 1) {
         CHECK(db.execAndGet("SELECT name FROM teams WHERE id = 1").getString() == "web");
-        CHECK(db.execAndGet("SELECT count(*) FROM agents").getInt() == 1);
+        CHECK(db.execAndGet("SELECT count(*) FROM agents WHERE id = 1").getInt() == 1);
         CHECK(db.execAndGet("SELECT type FROM activity WHERE id = 1").getString() ==
               "team_created");
     }
@@ -71,6 +80,9 @@ void check_seed_kept(SQLite::Database& db, int version) {
     if (version >= 4) {
         CHECK(db.execAndGet("SELECT text FROM messages").getString() == "hi");
         CHECK(db.execAndGet("SELECT blocker FROM task_blockers WHERE task_id = 2").getInt() == 1);
+    }
+    if (version >= 5) {
+        CHECK(db.execAndGet("SELECT phase FROM shutdown_requests").getString() == "confirmed");
     }
 }
 

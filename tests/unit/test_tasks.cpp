@@ -749,8 +749,9 @@ TEST_CASE("an agent marked terminated has its tasks handed back, in the activity
 
     fx.clock.t += 10;
     bool marked = fx.store.write([&] {
-        return mark_terminated(fx.store.db(), record, fx.clock.now(), "exited", 0, std::nullopt,
-                               "alice@web");
+        return mark_terminated(fx.store.db(), record, fx.clock.now(),
+                               {"exited", 0, std::nullopt, "alice@web", {}, {}})
+            .has_value();
     });
     CHECK(marked);
     CHECK(fx.show(1).status == "pending");
@@ -774,20 +775,22 @@ TEST_CASE("an agent marked terminated has its tasks handed back, in the activity
     // A second termination of the same record does nothing.
     auto before = fx.snapshot();
     CHECK_FALSE(fx.store.write([&] {
-        return mark_terminated(fx.store.db(), record, fx.clock.now(), "lost", std::nullopt,
-                               std::nullopt, "team");
+        return mark_terminated(fx.store.db(), record, fx.clock.now(),
+                               {"lost", std::nullopt, std::nullopt, "team", {}, {}})
+            .has_value();
     }));
     CHECK(fx.snapshot() == before);
 
     // An agent without open tasks: reassignedTasks is empty and no tasks_reassigned entry.
     auto bob_record = fx.record("bob");
     fx.store.write([&] {
-        mark_terminated(fx.store.db(), bob_record, fx.clock.now(), "force_killed", std::nullopt,
-                        std::string("SIGKILL"), "lead@web");
+        mark_terminated(fx.store.db(), bob_record, fx.clock.now(),
+                        {"force_killed", std::nullopt, std::string("SIGKILL"), "lead@web", {}, {}});
     });
-    exited = fx.activity("agent_exited");
-    REQUIRE(exited.size() == 2);
-    CHECK(exited[1]["reassignedTasks"] == nlohmann::json::array());
+    CHECK(fx.activity("agent_exited").size() == 1);
+    auto forced = fx.activity("agent_force_killed");
+    REQUIRE(forced.size() == 1);
+    CHECK(forced[0]["reassignedTasks"] == nlohmann::json::array());
     CHECK(fx.activity("tasks_reassigned").size() == 1);
 
     // A terminated agent can no longer be given a task, and a new agent of the name starts clean.
@@ -880,8 +883,8 @@ TEST_CASE("a caller terminated after it was looked up cannot take a task", "[tas
     fx.add("two");
     auto record = fx.record("alice");
     fx.store.write([&] {
-        mark_terminated(fx.store.db(), record, fx.clock.now(), "force_killed", std::nullopt,
-                        std::string("SIGKILL"), "lead@web");
+        mark_terminated(fx.store.db(), record, fx.clock.now(),
+                        {"force_killed", std::nullopt, std::string("SIGKILL"), "lead@web", {}, {}});
     });
     auto before = fx.snapshot();
     CHECK_THROWS_AS(fx.list.claim(fx.team, alice, std::string("1")), Error);
@@ -952,8 +955,8 @@ TEST_CASE("the kept task counts always equal the tasks, through every kind of ch
     fx.list.update(fx.team, fx.lead, "4", TaskChange{{}, {}, false, std::string("renamed"), {}});
     check();
     fx.store.write([&] {
-        mark_terminated(fx.store.db(), fx.record("alice"), fx.clock.now(), "exited", 0,
-                        std::nullopt, "alice@web");
+        mark_terminated(fx.store.db(), fx.record("alice"), fx.clock.now(),
+                        {"exited", 0, std::nullopt, "alice@web", {}, {}});
     });
     check();
     auto other = fx.make_team("other");

@@ -1,0 +1,172 @@
+// Stopping agents (SPEC 7) and tearing a team down (SPEC 3).
+//
+// Graceful: `kill-agent` stores a shutdown request, sends `shutdown_request` to the agent's inbox
+// and sets it `shutting_down`; the agent answers with `shutdown approve` or `reject`, and
+// confirms with `shutdown confirm` or by exiting. The agent's pane supervisor ends its process
+// tree when the request is confirmed, and enforces a --force-after deadline on its own, so the
+// deadline holds whatever happens to the leader's command. Force: the leader's command ends the
+// tree itself (SIGTERM with SIGCONT, SIGKILL after the grace, escapees found below the
+// supervisor, which is a subreaper, and by the marker in their environment), then waits for the
+// supervisor to record the end and remove its pane, doing both itself if the supervisor cannot.
+//
+// However an agent ends, `finish_agent` records it: the exit reason follows from its shutdown
+// requests (force began: force_killed; approved or confirmed: confirmed), its tasks are handed
+// back (to --reassign-to if given), its requests are closed, and a confirmed end puts
+// `shutdown_confirmed` in the leader's inbox.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/time.hpp"
+#include "proc/supervisor.hpp"
+#include "state/store.hpp"
+#include "state/team_lock.hpp"
+#include "team/agents.hpp"
+#include "team/teams.hpp"
+#include "tmux/tmux.hpp"
+
+namespace team {
+
+struct ShutdownRequest {
+    std::int64_t id = 0;
+    std::int64_t team_id = 0;
+    std::int64_t agent_id = 0;
+    std::string agent;   // name@team
+    std::string method;  // graceful | force
+    std::string phase;   // requested | approved | rejected | confirmed | force_killed
+    std::string reason;
+    std::optional<std::string> reject_reason;
+    std::string requested_by;
+    EpochMs requested_at = 0;
+    std::optional<EpochMs> responded_at, confirmed_at, force_at, forced_at, closed_at;
+    std::int64_t grace_ms = 5000;
+    std::optional<std::string> reassign_to;
+    std::vector<std::string> reassigned;
+
+    std::string id_string() const { return std::to_string(id); }
+    bool open() const { return !closed_at; }
+};
+
+nlohmann::json to_json(const ShutdownRequest& request);
+
+// The open shutdown requests of a team, oldest first (for `team status`).
+std::vector<ShutdownRequest> open_requests(SQLite::Database& db, std::int64_t team_id);
+
+struct KillOptions {
+    std::string name;
+    bool force = false;
+    std::string reason;
+    bool wait = false;  // graceful: until rejected, confirmed or force-killed
+    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<std::chrono::milliseconds> force_after;
+    std::chrono::milliseconds grace{5000};
+    std::optional<std::string> reassign_to;
+};
+
+// SPEC 7's result. `exit_code` is the process exit code it stands for (0, 4 for a rejection
+// that was waited for, 124 for a --timeout that ran out).
+struct KillResult {
+    bool success = true;
+    std::string agent_id;
+    std::string method;
+    std::string phase;
+    std::vector<std::string> reassigned;
+    std::string request_id;
+    std::optional<std::string> error;
+    std::optional<std::string> exit_reason;  // once the agent is terminated
+    int exit_code = 0;
+};
+
+nlohmann::json to_json(const KillResult& result);
+
+struct TeardownOptions {
+    std::chrono::milliseconds grace{30000};
+    std::string reason;
+    bool purge = false;
+};
+
+struct TeardownRow {
+    std::string agent_id;
+    std::string method;  // graceful | force
+    std::string phase;
+    std::vector<std::string> reassigned;
+    std::optional<std::string> exit_reason;
+};
+
+struct TeardownResult {
+    std::vector<TeardownRow> agents;
+    int survivors = 0;  // processes of the team still alive at the end (then nothing dissolved)
+    bool dissolved = false;
+    bool purged = false;
+};
+
+nlohmann::json to_json(const TeardownRow& row);
+
+// How long teardown's force gives SIGTERM before SIGKILL, once its grace has run out.
+inline constexpr std::chrono::milliseconds kTeardownKillGrace{500};
+
+class Shutdowns {
+  public:
+    Shutdowns(Store& store, const Clock& clock, tmux::Tmux& tmux)
+        : store_(store), clock_(clock), tmux_(tmux) {}
+
+    // `team kill-agent` (leader only). Throws for the errors of SPEC 7.1 (nothing changed);
+    // otherwise returns the result, which may carry success false (a force that left
+    // processes, a rejection waited for, a timeout).
+    KillResult kill(const TeamRecord& team, const Caller& caller, const KillOptions& options);
+
+    // `team shutdown approve | reject | confirm`: the caller answers its own open request (or
+    // the one named). Confirm, run outside the agent's own process tree, returns once the agent
+    // has ended; run inside it (from its pane), it returns at once and the agent's supervisor
+    // completes the shutdown.
+    ShutdownRequest approve(const TeamRecord& team, const Caller& caller,
+                            const std::optional<std::string>& request_id);
+    ShutdownRequest reject(const TeamRecord& team, const Caller& caller, const std::string& reason,
+                           const std::optional<std::string>& request_id);
+    ShutdownRequest confirm(const TeamRecord& team, const Caller& caller,
+                            const std::optional<std::string>& request_id);
+
+    // `team shutdown status [NAME]`: the newest request of NAME (the caller when it is an agent
+    // and no NAME is given); for the leader without NAME, every open request of the team.
+    std::vector<ShutdownRequest> status(const TeamRecord& team, const Caller& caller,
+                                        const std::optional<std::string>& name);
+
+    // `team teardown` (leader only). `on_row` is called as each agent's end is known.
+    TeardownResult teardown(const TeamRecord& team, const Caller& caller,
+                            const TeardownOptions& options,
+                            const std::function<void(const TeardownRow&)>& on_row = {});
+
+  private:
+    KillResult graceful(const TeamRecord& team, const Caller& caller, const AgentRecord& agent,
+                        const KillOptions& options, std::optional<TeamLock>& lock);
+    KillResult force(const TeamRecord& team, const Caller& caller, const AgentRecord& agent,
+                     const KillOptions& options);
+    // Waits until the agent is terminated and its supervisor has exited, or `deadline`.
+    bool await_end(const TeamRecord& team, std::int64_t agent_id,
+                   std::chrono::steady_clock::time_point deadline);
+    // The agent's end when its supervisor could not record it: kills what is left of it,
+    // records it (finish_agent) and removes its pane.
+    void finish_here(const TeamRecord& team, std::int64_t agent_id, const std::string& actor);
+
+    Store& store_;
+    const Clock& clock_;
+    tmux::Tmux& tmux_;
+};
+
+// Records the end of a live agent (in the caller's transaction), whatever ended it: the exit
+// reason is `natural` (exited, lost) unless the agent's shutdown requests say otherwise.
+// Returns false when it was already terminated.
+bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
+                  const Termination& natural);
+
+// The stop plan of an agent's pane supervisor: stop now when its request is confirmed or force
+// began; otherwise the nearest --force-after deadline, which it then enforces.
+proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock);
+
+}  // namespace team
