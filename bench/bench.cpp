@@ -316,6 +316,7 @@ std::vector<Figure> figures(const std::string& team) {
     list.push_back({"agents --json, 32 agents", 5.0, team_with_agents(32),
                     sample_argv({team, "--team", "bench", "agents", "--json"}), kill_tmux_server});
     for (auto& f : inbox_figures(team)) list.push_back(std::move(f));
+    for (auto& f : shutdown_figures(team)) list.push_back(std::move(f));
     return list;
 }
 

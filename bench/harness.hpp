@@ -59,5 +59,7 @@ void kill_tmux_server(Env& env);
 
 // The figures of inboxes and tasks (inbox.cpp).
 std::vector<Figure> inbox_figures(const std::string& team);
+// The figures of stopping agents: kill-agent and teardown (shutdown.cpp).
+std::vector<Figure> shutdown_figures(const std::string& team);
 
 }  // namespace bench

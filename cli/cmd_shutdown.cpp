@@ -23,20 +23,21 @@ int print_request(Context& ctx, const ShutdownRequest& r, const std::string& hum
     return 0;
 }
 
-Shutdowns shutdowns(Context& ctx) { return Shutdowns(ctx.store(), ctx.clock(), ctx.tmux()); }
+Shutdowns shutdowns(Context& ctx) {
+    return Shutdowns(ctx.store(), ctx.clock(), ctx.tmux());
+}
 
 void add_approve(CLI::App& parent) {
     auto id = std::make_shared<std::optional<std::string>>();
-    auto* cmd = add_command(parent, "approve", "accept the shutdown request addressed to you",
-                            [id](Context& ctx) {
-                                TeamRecord team = ctx.team();
-                                auto r = shutdowns(ctx).approve(team, ctx.caller(team), *id);
-                                return print_request(
-                                    ctx, r,
-                                    "approved shutdown request " + r.id_string() +
-                                        "; finish your current step, then run 'team shutdown "
-                                        "confirm' (or exit)");
-                            });
+    auto* cmd = add_command(
+        parent, "approve", "accept the shutdown request addressed to you", [id](Context& ctx) {
+            TeamRecord team = ctx.team();
+            auto r = shutdowns(ctx).approve(team, ctx.caller(team), *id);
+            return print_request(ctx, r,
+                                 "approved shutdown request " + r.id_string() +
+                                     "; finish your current step, then run 'team shutdown "
+                                     "confirm' (or exit)");
+        });
     optional_value(cmd, "--request", *id, "the request (default: your newest open one)")
         ->type_name("ID");
     cmd->footer(
@@ -55,7 +56,8 @@ void add_reject(CLI::App& parent) {
         [o](Context& ctx) {
             TeamRecord team = ctx.team();
             auto r = shutdowns(ctx).reject(team, ctx.caller(team), text_argument(o->reason), o->id);
-            std::string human = "rejected shutdown request " + r.id_string() + "; you are active again";
+            std::string human =
+                "rejected shutdown request " + r.id_string() + "; you are active again";
             if (r.force_at) {
                 human += " (its deadline still holds: force-killed at " + iso8601(*r.force_at) +
                          " unless you confirm before)";

@@ -4,13 +4,15 @@
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "team/agents.hpp"
+#include "team/shutdown.hpp"
 #include "tmux/server.hpp"
 
 namespace team::cli {
 
 namespace {
 
-void print_human(const Context& ctx, const TeamStatus& s) {
+void print_human(const Context& ctx, const TeamStatus& s,
+                 const std::vector<ShutdownRequest>& shutdowns) {
     const auto& out = ctx.out();
     auto now = ctx.clock().now();
     const auto& t = s.team;
@@ -27,6 +29,14 @@ void print_human(const Context& ctx, const TeamStatus& s) {
     };
     out.line(out.bold("tasks") + "      " + count("pending") + " pending, " + count("in_progress") +
              " in progress, " + count("completed") + " completed");
+    if (!shutdowns.empty()) {
+        std::string open;
+        for (const auto& r : shutdowns) {
+            open += (open.empty() ? "" : ", ") + r.agent + " " + r.phase + " (request " +
+                    r.id_string() + ")";
+        }
+        out.line(out.bold("shutdowns") + "  " + open);
+    }
     if (s.agents.empty()) return;
     out.line("");
     Table table({"NAME", "STATUS", "ROLE", "PANE", "PID", "AGE"});
@@ -43,7 +53,7 @@ void add_status_command(CLI::App& app) {
     auto name = std::make_shared<std::string>();
     auto* cmd = add_command(app, "status",
                             "the team, its leader, its live agents (checked against tmux and the "
-                            "OS), its task counts and its tmux server",
+                            "OS), its task counts, open shutdown requests and its tmux server",
                             [name](Context& ctx) {
                                 TeamRecord team =
                                     ctx.team(name->empty() ? std::nullopt : std::optional(*name));
@@ -51,6 +61,7 @@ void add_status_command(CLI::App& app) {
                                 Agents(ctx.store(), ctx.clock(), ctx.tmux()).reconcile(team);
                                 team = ctx.teams().find(team.name);
                                 TeamStatus s = ctx.teams().status(team);
+                                auto shutdowns = open_requests(ctx.store().db(), team.id);
                                 auto socket = tmux::TmuxServer::socket_args(ctx.store().home());
                                 bool running = tmux::TmuxServer::server_alive(ctx.store().home());
                                 if (ctx.out().json()) {
@@ -59,10 +70,13 @@ void add_status_command(CLI::App& app) {
                                     for (const auto& a : s.agents)
                                         doc["agents"].push_back(to_json(a));
                                     doc["tasks"] = s.tasks;
+                                    doc["shutdownRequests"] = nlohmann::json::array();
+                                    for (const auto& r : shutdowns)
+                                        doc["shutdownRequests"].push_back(to_json(r));
                                     doc["tmux"] = {{"socket", socket[1]}, {"running", running}};
                                     ctx.out().print_json(doc);
                                 } else {
-                                    print_human(ctx, s);
+                                    print_human(ctx, s, shutdowns);
                                     ctx.out().line(ctx.out().bold("tmux") + "       " + socket[1] +
                                                    (running ? " (running)" : " (not running)"));
                                 }

@@ -42,8 +42,8 @@ int run(Context& ctx, const Options& o) {
         std::fwrite(line.data(), 1, line.size(), stderr);
     };
     if (progress) {
-        std::string line = "tearing down team " + team.name + " (grace " +
-                           o.grace.value_or("30s") + ")...\n";
+        std::string line =
+            "tearing down team " + team.name + " (grace " + o.grace.value_or("30s") + ")...\n";
         std::fwrite(line.data(), 1, line.size(), stderr);
     }
     auto result = Shutdowns(ctx.store(), ctx.clock(), ctx.tmux()).teardown(team, caller, t, on_row);
@@ -55,12 +55,9 @@ int run(Context& ctx, const Options& o) {
     if (ctx.out().json()) {
         nlohmann::json agents = nlohmann::json::array();
         for (const auto& row : result.agents) agents.push_back(to_json(row));
-        nlohmann::json doc = {{"success", ok},
-                              {"team", team.name},
-                              {"agents", agents},
-                              {"dissolved", result.dissolved},
-                              {"purged", result.purged},
-                              {"survivors", result.survivors}};
+        nlohmann::json doc = {{"success", ok},           {"team", team.name},
+                              {"agents", agents},        {"dissolved", result.dissolved},
+                              {"purged", result.purged}, {"survivors", result.survivors}};
         if (!ok) doc["error"] = error;
         ctx.out().print_json(doc);
         return ok ? 0 : 1;

@@ -126,6 +126,8 @@ bool environ_has(const std::string& env, const std::string& entry) {
     return false;
 }
 
-bool environ_has(pid_t pid, const std::string& entry) { return environ_has(environ_of(pid), entry); }
+bool environ_has(pid_t pid, const std::string& entry) {
+    return environ_has(environ_of(pid), entry);
+}
 
 }  // namespace team::proc

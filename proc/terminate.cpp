@@ -81,7 +81,9 @@ std::vector<ProcessInfo> find_trees(const std::vector<TreeTarget>& targets) {
     return tree;
 }
 
-std::vector<ProcessInfo> find_tree(const TreeTarget& target) { return find_trees({target}); }
+std::vector<ProcessInfo> find_tree(const TreeTarget& target) {
+    return find_trees({target});
+}
 
 TerminateOutcome terminate_tree(const TreeTarget& target, int sig, std::chrono::milliseconds grace,
                                 bool force) {

@@ -149,7 +149,9 @@ std::optional<AgentRecord> leader_of(Store& store, std::int64_t team_id) {
     return load_agent(store, select.getColumn(0).getInt64());
 }
 
-bool answered(const std::string& phase) { return phase == "approved" || phase == "confirmed"; }
+bool answered(const std::string& phase) {
+    return phase == "approved" || phase == "confirmed";
+}
 
 std::string seconds_text(milliseconds d) {
     if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
@@ -157,8 +159,9 @@ std::string seconds_text(milliseconds d) {
 }
 
 std::int64_t parse_request_id(const std::string& text) {
-    bool digits = !text.empty() && text.size() <= 18 &&
-                  std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    bool digits =
+        !text.empty() && text.size() <= 18 &&
+        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits) {
         throw usage_error("invalid request id " + quote(text) +
                           ": a number, as 'team shutdown status' shows it");
@@ -191,12 +194,9 @@ nlohmann::json to_json(const ShutdownRequest& r) {
 }
 
 nlohmann::json to_json(const KillResult& r) {
-    nlohmann::json j = {{"success", r.success},
-                        {"agentId", r.agent_id},
-                        {"method", r.method},
-                        {"phase", r.phase},
-                        {"reassignedTasks", r.reassigned},
-                        {"requestId", r.request_id}};
+    nlohmann::json j = {
+        {"success", r.success}, {"agentId", r.agent_id},           {"method", r.method},
+        {"phase", r.phase},     {"reassignedTasks", r.reassigned}, {"requestId", r.request_id}};
     if (r.exit_reason) j["exitReason"] = *r.exit_reason;
     if (r.error) j["error"] = *r.error;
     return j;
@@ -216,8 +216,8 @@ std::vector<ShutdownRequest> open_requests(SQLite::Database& db, std::int64_t te
 
 bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
                   const Termination& natural) {
-    auto open = select_requests(db, "r.agent_id = ? AND r.closed_at IS NULL ORDER BY r.id",
-                                agent.id);
+    auto open =
+        select_requests(db, "r.agent_id = ? AND r.closed_at IS NULL ORDER BY r.id", agent.id);
     const ShutdownRequest* forced = nullptr;
     const ShutdownRequest* confirmed = nullptr;
     for (const auto& r : open) {
@@ -340,8 +340,9 @@ KillResult Shutdowns::kill(const TeamRecord& team, const Caller& caller, const K
     check_text(o.reason, kMaxReasonBytes, "the reason");
     if (o.reassign_to) check_name(*o.reassign_to, "--reassign-to");
     if (o.force && o.force_after) {
-        throw usage_error("--force-after sets a deadline for a graceful shutdown; --force ends "
-                          "the agent now: give one of them");
+        throw usage_error(
+            "--force-after sets a deadline for a graceful shutdown; --force ends "
+            "the agent now: give one of them");
     }
     if (o.grace.count() <= 0) throw usage_error("--grace must be positive");
 
@@ -717,7 +718,8 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
     auto deadline = SteadyClock::now() + milliseconds(r.grace_ms) + kSupervisorWait;
     if (!await_end(team, agent->id, deadline)) {
         auto now = load_agent(store_, agent->id);
-        if (now && (!live_supervisor(*now) || !now->live())) finish_here(team, agent->id, caller.id());
+        if (now && (!live_supervisor(*now) || !now->live()))
+            finish_here(team, agent->id, caller.id());
     }
     return *load_request(store_.db(), r.id);
 }
@@ -735,7 +737,8 @@ std::vector<ShutdownRequest> Shutdowns::status(const TeamRecord& team, const Cal
         member_id = member->id;
         who = member->id_string();
     }
-    auto rows = select_requests(store_.db(), "r.agent_id = ? ORDER BY r.id DESC LIMIT 1", member_id);
+    auto rows =
+        select_requests(store_.db(), "r.agent_id = ? ORDER BY r.id DESC LIMIT 1", member_id);
     if (rows.empty()) throw not_found("there is no shutdown request for " + who);
     return rows;
 }
@@ -924,8 +927,9 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
                                   {"agents", static_cast<int>(result.agents.size())},
                                   {"purged", o.purge}};
         if (o.purge) {
-            SQLite::Statement logs(db, "SELECT log_file FROM agents WHERE team_id = ? AND "
-                                       "log_file IS NOT NULL");
+            SQLite::Statement logs(db,
+                                   "SELECT log_file FROM agents WHERE team_id = ? AND "
+                                   "log_file IS NOT NULL");
             logs.bind(1, team.id);
             while (logs.executeStep()) purged_logs.push_back(logs.getColumn(0).getString());
             SQLite::Statement del(db, "DELETE FROM teams WHERE id = ?");
