@@ -635,7 +635,6 @@ TEST_CASE("kill-agent's bad names, reasons, durations and option mixes are usage
                                        "_worker",
                                        "worker/..",
                                        "../worker",
-                                       "worker@kl-usage",
                                        "worker\t",
                                        std::string(65, 'w'),
                                        "x\xff"};
