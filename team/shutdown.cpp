@@ -447,7 +447,9 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
     auto deadline = o.timeout ? SteadyClock::now() + *o.timeout : SteadyClock::time_point::max();
     auto supervisor = live_supervisor(agent);
     for (;;) {
-        request = *load_request(store_.db(), request.id);
+        auto latest = load_request(store_.db(), request.id);
+        if (!latest) break;  // the team was purged meanwhile: nothing of the agent is left
+        request = *latest;
         if (request.phase == "rejected" || request.closed_at) break;
         std::vector<int> others;
         if (supervisor) {
@@ -721,7 +723,7 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
         if (now && (!live_supervisor(*now) || !now->live()))
             finish_here(team, agent->id, caller.id());
     }
-    return *load_request(store_.db(), r.id);
+    return load_request(store_.db(), r.id).value_or(r);
 }
 
 std::vector<ShutdownRequest> Shutdowns::status(const TeamRecord& team, const Caller& caller,

@@ -147,6 +147,34 @@ TEST_CASE("terminate_tree escalates to SIGKILL after the grace, or reports survi
     CHECK(mark.none_alive_within(2000));
 }
 
+TEST_CASE("terminate_trees ends several trees within one grace and nothing else", "[proc]") {
+    team::test::Marker obeys, ignores, bystander;
+    pid_t a = spawn_sh("setsid sleep 1000 & sleep 1001", obeys);
+    pid_t b = spawn_sh("trap '' TERM; (sleep 1002 &); while :; do sleep 0.05; done", ignores);
+    pid_t c = spawn_sh("sleep 1003", bystander);
+    wait_for_processes(obeys, 2);
+    wait_for_processes(ignores, 2);
+    wait_for_processes(bystander, 1);
+    // Found by marker alone (as a teardown finds agents whose supervisor is gone), and by group.
+    std::vector<TreeTarget> targets{{0, 0, false, a, {obeys.entry()}},
+                                    {0, 0, false, b, {ignores.entry()}}};
+    CHECK(find_trees(targets).size() >= 4);
+    auto start = std::chrono::steady_clock::now();
+    auto outcome = terminate_trees(targets, SIGTERM, 300ms, true);
+    auto took = std::chrono::steady_clock::now() - start;
+    CHECK(outcome.force_killed);  // the TERM-ignoring tree needed SIGKILL
+    CHECK(outcome.survivors == 0);
+    CHECK(took >= 300ms);  // one grace for both trees, not one each
+    CHECK(took < 3s);
+    ::waitpid(a, nullptr, 0);
+    ::waitpid(b, nullptr, 0);
+    CHECK(obeys.none_alive_within(2000));
+    CHECK(ignores.none_alive_within(2000));
+    CHECK(bystander.alive().size() == 1);  // a process of neither tree is left alone
+    ::kill(c, SIGKILL);
+    ::waitpid(c, nullptr, 0);
+}
+
 TEST_CASE("a stopped process ends on SIGTERM because SIGCONT goes with it", "[proc]") {
     team::test::Marker mark;
     pid_t root = spawn_sh("exec sleep 1000", mark);
