@@ -169,6 +169,57 @@ std::int64_t parse_request_id(const std::string& text) {
     return std::stoll(text);
 }
 
+// A graceful request to `agent` (in the caller's transaction): the row, the shutdown_request
+// message in its inbox and the activity entry. `text` is the message; the agent's status is the
+// caller's business.
+ShutdownRequest request_shutdown(SQLite::Database& db, const TeamRecord& team, const Caller& caller,
+                                 const AgentRecord& agent, const std::string& reason, EpochMs now,
+                                 std::optional<EpochMs> force_at, milliseconds grace,
+                                 const std::optional<std::string>& reassign_to,
+                                 const std::string& text, bool teardown) {
+    SQLite::Statement insert(db, R"sql(
+        INSERT INTO shutdown_requests (team_id, agent_id, method, phase, reason, requested_by,
+                                       requested_at, force_at, grace_ms, reassign_to)
+        VALUES (?, ?, 'graceful', 'requested', ?, ?, ?, ?, ?, ?)
+    )sql");
+    insert.bind(1, team.id);
+    insert.bind(2, agent.id);
+    insert.bind(3, reason);
+    insert.bind(4, caller.id());
+    insert.bind(5, now);
+    bind_or_null(insert, 6, force_at);
+    insert.bind(7, static_cast<std::int64_t>(grace.count()));
+    bind_or_null(insert, 8, reassign_to);
+    insert.exec();
+    ShutdownRequest request = *load_request(db, db.getLastInsertRowid());
+    post_message(db, team, caller.name, agent, "shutdown_request", text,
+                 {{"requestId", request.id_string()}, {"reason", reason}}, now);
+    nlohmann::json details = {{"agentId", agent.id_string()},
+                              {"requestId", request.id_string()},
+                              {"reason", reason},
+                              {"forceAt", force_at ? nlohmann::json(iso8601(*force_at)) : nullptr},
+                              {"graceMs", request.grace_ms}};
+    if (teardown) details["teardown"] = true;
+    append_activity(db, team.id, now, caller.id(), "shutdown_requested", details);
+    return request;
+}
+
+// An agent's row in teardown's result, from its newest request.
+TeardownRow teardown_row(SQLite::Database& db, const AgentRecord& agent) {
+    TeardownRow row;
+    row.agent_id = agent.id_string();
+    row.method = "graceful";
+    row.phase = "requested";
+    auto rows = select_requests(db, "r.agent_id = ? ORDER BY r.id DESC LIMIT 1", agent.id);
+    if (!rows.empty()) {
+        row.method = rows.front().forced_at ? "force" : "graceful";
+        row.phase = rows.front().phase;
+        row.reassigned = rows.front().reassigned;
+    }
+    row.exit_reason = agent.exit_reason;
+    return row;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const ShutdownRequest& r) {
@@ -397,39 +448,15 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
         if (status.exec() == 0) {
             throw refused("agent " + quote(agent.name) + " is no longer active");
         }
-        SQLite::Statement insert(db, R"sql(
-            INSERT INTO shutdown_requests (team_id, agent_id, method, phase, reason, requested_by,
-                                           requested_at, force_at, grace_ms, reassign_to)
-            VALUES (?, ?, 'graceful', 'requested', ?, ?, ?, ?, ?, ?)
-        )sql");
-        insert.bind(1, team.id);
-        insert.bind(2, agent.id);
-        insert.bind(3, o.reason);
-        insert.bind(4, caller.id());
-        insert.bind(5, now);
-        if (o.force_after) {
-            insert.bind(6, now + o.force_after->count());
-        } else {
-            insert.bind(6);
-        }
-        insert.bind(7, static_cast<std::int64_t>(o.grace.count()));
-        bind_or_null(insert, 8, o.reassign_to);
-        insert.exec();
-        request = *load_request(db, db.getLastInsertRowid());
+        std::optional<EpochMs> force_at;
+        if (o.force_after) force_at = now + o.force_after->count();
         std::string text = "shutdown requested by " + caller.id() +
                            (o.reason.empty() ? std::string() : ": " + o.reason) +
                            ". Approve with 'team shutdown approve' then finish and run 'team "
                            "shutdown confirm' (or exit), or reject with 'team shutdown reject "
                            "--reason TEXT'.";
-        post_message(db, team, caller.name, agent, "shutdown_request", text,
-                     {{"requestId", request.id_string()}, {"reason", o.reason}}, now);
-        append_activity(
-            db, team.id, now, caller.id(), "shutdown_requested",
-            {{"agentId", agent.id_string()},
-             {"requestId", request.id_string()},
-             {"reason", o.reason},
-             {"forceAt", request.force_at ? nlohmann::json(iso8601(*request.force_at)) : nullptr},
-             {"graceMs", request.grace_ms}});
+        request = request_shutdown(db, team, caller, agent, o.reason, now, force_at, o.grace,
+                                   o.reassign_to, text, false);
     });
     // Its supervisor enforces the deadline from now on, whatever happens to this command.
     if (o.force_after) wake_supervisor(agent);
@@ -761,7 +788,6 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
 
     EpochMs now = clock_.now();
     EpochMs deadline_ms = now + o.grace.count();
-    std::vector<std::int64_t> ids;
     store_.write([&] {
         auto& db = store_.db();
         SQLite::Statement active(db, "SELECT status FROM teams WHERE id = ?");
@@ -770,7 +796,6 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
             throw refused("team " + quote(team.name) + " is already dissolved");
         }
         for (const auto& agent : live) {
-            ids.push_back(agent.id);
             if (agent.status == "shutting_down") {
                 // Its open request keeps going, with teardown's deadline at the latest.
                 SQLite::Statement sooner(db, R"sql(
@@ -789,33 +814,13 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
                                      "AND status = 'active'");
             status.bind(1, agent.id);
             status.exec();
-            SQLite::Statement insert(db, R"sql(
-                INSERT INTO shutdown_requests (team_id, agent_id, method, phase, reason,
-                                               requested_by, requested_at, force_at, grace_ms)
-                VALUES (?, ?, 'graceful', 'requested', ?, ?, ?, ?, ?)
-            )sql");
-            insert.bind(1, team.id);
-            insert.bind(2, agent.id);
-            insert.bind(3, o.reason);
-            insert.bind(4, caller.id());
-            insert.bind(5, now);
-            insert.bind(6, deadline_ms);
-            insert.bind(7, static_cast<std::int64_t>(kTeardownKillGrace.count()));
-            insert.exec();
-            std::string request_id = std::to_string(db.getLastInsertRowid());
-            post_message(db, team, caller.name, agent, "shutdown_request",
-                         "the team is being torn down by " + caller.id() +
-                             (o.reason.empty() ? std::string() : ": " + o.reason) +
-                             ". Finish, then 'team shutdown confirm' (or exit) within " +
-                             seconds_text(o.grace) + "; after that you are force-killed.",
-                         {{"requestId", request_id}, {"reason", o.reason}}, now);
-            append_activity(db, team.id, now, caller.id(), "shutdown_requested",
-                            {{"agentId", agent.id_string()},
-                             {"requestId", request_id},
-                             {"reason", o.reason},
-                             {"forceAt", iso8601(deadline_ms)},
-                             {"graceMs", kTeardownKillGrace.count()},
-                             {"teardown", true}});
+            request_shutdown(db, team, caller, agent, o.reason, now, deadline_ms,
+                             kTeardownKillGrace, std::nullopt,
+                             "the team is being torn down by " + caller.id() +
+                                 (o.reason.empty() ? std::string() : ": " + o.reason) +
+                                 ". Finish, then 'team shutdown confirm' (or exit) within " +
+                                 seconds_text(o.grace) + "; after that you are force-killed.",
+                             true);
         }
     });
     // Each supervisor now enforces the deadline too, whatever happens to this command.
@@ -824,20 +829,10 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     TeardownResult result;
     std::vector<bool> reported(live.size(), false);
 
-    auto row_of = [&](const AgentRecord& agent) {
-        TeardownRow row;
-        row.agent_id = agent.id_string();
-        auto rows =
-            select_requests(store_.db(), "r.agent_id = ? ORDER BY r.id DESC LIMIT 1", agent.id);
-        row.method = "graceful";
-        row.phase = "requested";
-        if (!rows.empty()) {
-            row.method = rows.front().forced_at ? "force" : "graceful";
-            row.phase = rows.front().phase;
-            row.reassigned = rows.front().reassigned;
-        }
-        row.exit_reason = agent.exit_reason;
-        return row;
+    auto report = [&](size_t i, const AgentRecord& agent) {
+        reported[i] = true;
+        result.agents.push_back(teardown_row(store_.db(), agent));
+        if (on_row) on_row(result.agents.back());
     };
 
     // Until every agent has ended or the grace is over: wake at each commit and at each
@@ -857,9 +852,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
             auto& supervisor = supervisors[i];
             bool supervisor_gone = !supervisor || supervisor->exited();
             if (agent && !agent->live() && supervisor_gone) {
-                reported[i] = true;
-                result.agents.push_back(row_of(*agent));
-                if (on_row) on_row(result.agents.back());
+                report(i, *agent);
                 continue;
             }
             if (agent && agent->live() && supervisor_gone) lost = true;
@@ -878,34 +871,10 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     }
 
     if (!rest.empty()) {
-        // The grace is over: force for the rest, all at once.
-        EpochMs forced = clock_.now();
-        store_.write([&] {
-            for (const auto& agent : rest) {
-                SQLite::Statement up(store_.db(), R"sql(
-                    UPDATE shutdown_requests SET forced_at = ?, closed_at = NULL
-                    WHERE id = (SELECT max(id) FROM shutdown_requests WHERE agent_id = ?)
-                      AND forced_at IS NULL
-                )sql");
-                up.bind(1, forced);
-                up.bind(2, agent.id);
-                up.exec();
-            }
-        });
-        std::vector<proc::TreeTarget> targets;
-        for (const auto& agent : rest) targets.push_back(agent_target(store_.home(), agent, false));
-        proc::terminate_trees(targets, SIGTERM, kTeardownKillGrace, true);
-        auto wait_until = SteadyClock::now() + kSupervisorWait;
-        for (const auto& agent : rest) {
-            if (!await_end(team, agent.id, wait_until)) finish_here(team, agent.id, caller.id());
-            for (size_t i = 0; i < live.size(); ++i) {
-                if (live[i].id != agent.id || reported[i]) continue;
-                reported[i] = true;
-                if (auto now_agent = load_agent(store_, agent.id)) {
-                    result.agents.push_back(row_of(*now_agent));
-                    if (on_row) on_row(result.agents.back());
-                }
-            }
+        force_all(team, rest, caller.id());
+        for (size_t i = 0; i < live.size(); ++i) {
+            if (reported[i]) continue;
+            if (auto agent = load_agent(store_, live[i].id)) report(i, *agent);
         }
     }
 
@@ -914,7 +883,39 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     for (const auto& agent : live) all.push_back(agent_target(store_.home(), agent, true));
     result.survivors = all.empty() ? 0 : static_cast<int>(proc::find_trees(all).size());
     if (result.survivors > 0) return result;
+    dissolve(team, caller, o, static_cast<int>(result.agents.size()));
+    result.dissolved = true;
+    result.purged = o.purge;
+    return result;
+}
 
+void Shutdowns::force_all(const TeamRecord& team, const std::vector<AgentRecord>& agents,
+                          const std::string& actor) {
+    // Recorded first, so each end is recorded as force_killed.
+    EpochMs forced = clock_.now();
+    store_.write([&] {
+        for (const auto& agent : agents) {
+            SQLite::Statement up(store_.db(), R"sql(
+                UPDATE shutdown_requests SET forced_at = ?, closed_at = NULL
+                WHERE id = (SELECT max(id) FROM shutdown_requests WHERE agent_id = ?)
+                  AND forced_at IS NULL
+            )sql");
+            up.bind(1, forced);
+            up.bind(2, agent.id);
+            up.exec();
+        }
+    });
+    std::vector<proc::TreeTarget> targets;
+    for (const auto& agent : agents) targets.push_back(agent_target(store_.home(), agent, false));
+    proc::terminate_trees(targets, SIGTERM, kTeardownKillGrace, true);
+    auto deadline = SteadyClock::now() + kSupervisorWait;
+    for (const auto& agent : agents) {
+        if (!await_end(team, agent.id, deadline)) finish_here(team, agent.id, actor);
+    }
+}
+
+void Shutdowns::dissolve(const TeamRecord& team, const Caller& caller, const TeardownOptions& o,
+                         int agents) {
     std::vector<std::string> purged_logs;
     store_.write([&] {
         auto& db = store_.db();
@@ -925,9 +926,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
         dissolve.bind(1, at);
         dissolve.bind(2, team.id);
         dissolve.exec();
-        nlohmann::json details = {{"reason", o.reason},
-                                  {"agents", static_cast<int>(result.agents.size())},
-                                  {"purged", o.purge}};
+        nlohmann::json details = {{"reason", o.reason}, {"agents", agents}, {"purged", o.purge}};
         if (o.purge) {
             SQLite::Statement logs(db,
                                    "SELECT log_file FROM agents WHERE team_id = ? AND "
@@ -948,9 +947,6 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
         std::error_code ec;
         std::filesystem::remove(path, ec);
     }
-    result.dissolved = true;
-    result.purged = o.purge;
-    return result;
 }
 
 }  // namespace team

@@ -153,6 +153,12 @@ class Shutdowns {
     // The agent's end when its supervisor could not record it: kills what is left of it,
     // records it (finish_agent) and removes its pane.
     void finish_here(const TeamRecord& team, std::int64_t agent_id, const std::string& actor);
+    // Force for several agents at once (teardown's grace is over): within one kill grace.
+    void force_all(const TeamRecord& team, const std::vector<AgentRecord>& agents,
+                   const std::string& actor);
+    // Marks the team dissolved (with --purge: deletes its records and pane logs).
+    void dissolve(const TeamRecord& team, const Caller& caller, const TeardownOptions& options,
+                  int agents);
 
     Store& store_;
     const Clock& clock_;
