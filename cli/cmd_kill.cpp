@@ -14,9 +14,9 @@ namespace team::cli {
 namespace {
 
 struct Options {
-    std::string name, reason, reassign_to;
+    std::string name, reason;
     bool force = false, wait = false;
-    std::optional<std::string> timeout, force_after, grace;
+    std::optional<std::string> timeout, force_after, grace, reassign_to;
 };
 
 std::string task_list(const std::vector<std::string>& ids) {
@@ -55,7 +55,7 @@ int run(Context& ctx, const Options& o) {
         if (o.timeout) k.timeout = parse_duration(*o.timeout, "--timeout");
         if (o.force_after) k.force_after = parse_duration(*o.force_after, "--force-after");
         if (o.grace) k.grace = parse_duration(*o.grace, "--grace");
-        if (!o.reassign_to.empty()) k.reassign_to = o.reassign_to;
+        k.reassign_to = o.reassign_to;  // given empty: a bad name, not "the pool"
         TeamRecord team = ctx.team();
         result = Shutdowns(ctx.store(), ctx.clock(), ctx.tmux()).kill(team, ctx.caller(team), k);
     } catch (const Error& e) {
@@ -110,8 +110,8 @@ void add_kill_command(CLI::App& app) {
     optional_value(cmd, "--grace", o->grace,
                    "how long its processes get between SIGTERM and SIGKILL (default 5s)")
         ->type_name("DUR");
-    cmd->add_option("--reassign-to", o->reassign_to,
-                    "give its unfinished tasks to this member (still pending) instead of the pool")
+    optional_value(cmd, "--reassign-to", o->reassign_to,
+                   "give its unfinished tasks to this member (still pending) instead of the pool")
         ->type_name("NAME");
     cmd->footer(
         "Graceful (default): stores a shutdown request, puts shutdown_request in the agent's\n"

@@ -97,7 +97,7 @@ std::optional<std::vector<std::string>> mark_terminated(SQLite::Database& db,
         {"exitCode", how.exit_code ? nlohmann::json(*how.exit_code) : nullptr},
         {"signal", how.signal ? nlohmann::json(*how.signal) : nullptr},
         {"reassignedTasks", tasks}};
-    details.update(how.details);
+    if (how.details.is_object()) details.update(how.details);  // `{}` in an initializer is null
     const char* type = how.reason == "confirmed"      ? "shutdown_confirmed"
                        : how.reason == "force_killed" ? "agent_force_killed"
                                                       : "agent_exited";
