@@ -245,9 +245,9 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
     // A stop someone planned (a shutdown deadline); max: none.
     constexpr Clock::time_point kNone = Clock::time_point::max();
     Clock::time_point planned = kNone;
-    auto consult_plan = [&] {
+    auto consult_plan = [&](bool woken) {
         if (!spec_.stop_plan || child_done_) return;
-        StopPlan plan = spec_.stop_plan();
+        StopPlan plan = spec_.stop_plan(woken);
         planned = plan.at.value_or(kNone);
         if (planned <= Clock::now()) {
             planned = kNone;
@@ -295,7 +295,7 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
             armed = false;
             end_tree(spec_.timeout_signal, spec_.grace);
         }
-        if (planned != kNone && !child_done_ && Clock::now() >= planned) consult_plan();
+        if (planned != kNone && !child_done_ && Clock::now() >= planned) consult_plan(false);
         if (rc > 0 && (fds[0].revents & POLLIN)) {
             signalfd_siginfo info;
             bool wake = false;
@@ -312,7 +312,7 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
                 }
             }
             reap(outcome);
-            if (wake) consult_plan();
+            if (wake) consult_plan(true);
         }
         if (count == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t n = ::read(output_fd_, buf, sizeof buf);

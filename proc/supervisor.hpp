@@ -42,8 +42,9 @@ struct LaunchSpec {
     std::optional<std::chrono::milliseconds> timeout;
     int timeout_signal = 15;  // SIGTERM
     std::chrono::milliseconds grace{5000};
-    // Asked on SIGUSR1 and when a planned stop comes due (none: SIGUSR1 is ignored).
-    std::function<StopPlan()> stop_plan;
+    // Asked on SIGUSR1 (`woken` true) and when a planned stop comes due (none: SIGUSR1 is
+    // ignored).
+    std::function<StopPlan(bool woken)> stop_plan;
 };
 
 // How a process ended: exactly one of the two is set.

@@ -292,7 +292,13 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     spec.env = proc::merged_environment(overrides, {"TEAM_"});
     // A confirmed shutdown or a --force-after deadline: this supervisor ends the agent's tree
     // (woken by SIGUSR1 from whoever changed its requests, or by the deadline coming due).
-    spec.stop_plan = [&store, &agent, &clock] { return agent_stop_plan(store, *agent, clock); };
+    // Woken by SIGUSR1, it gives the commit that woke it a moment to land: the signal is sent
+    // before the commit, so that a command killed in between leaves no deadline unenforced.
+    spec.stop_plan = [&store, &agent, &clock](bool woken) {
+        return agent_stop_plan(
+            store, *agent, clock,
+            woken ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(0));
+    };
     try {
         supervisor.start(spec);
     } catch (const Error& e) {

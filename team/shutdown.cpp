@@ -342,7 +342,9 @@ bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
     return true;
 }
 
-proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock) {
+namespace {
+
+proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock& clock) {
     proc::StopPlan plan;
     EpochMs now = clock.now();
     auto steady_now = SteadyClock::now();
@@ -383,6 +385,19 @@ proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clo
         plan.grace = milliseconds(due->grace_ms);
     }
     return plan;
+}
+
+}  // namespace
+
+proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock,
+                               milliseconds wait_for_commit) {
+    if (wait_for_commit.count() <= 0) return stop_plan_now(store, agent, clock);
+    ChangeWatch watch(store.home());  // before the first look, so no commit is missed
+    auto deadline = SteadyClock::now() + wait_for_commit;
+    for (;;) {
+        auto plan = stop_plan_now(store, agent, clock);
+        if (plan.at || !watch.wait_until(deadline)) return plan;
+    }
 }
 
 KillResult Shutdowns::kill(const TeamRecord& team, const Caller& caller, const KillOptions& o) {
@@ -457,9 +472,11 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
                            "--reason TEXT'.";
         request = request_shutdown(db, team, caller, agent, o.reason, now, force_at, o.grace,
                                    o.reassign_to, text, false);
+        // Its supervisor enforces the deadline from the commit on, whatever happens to this
+        // command: woken before the commit (it waits for it), so no moment is left where this
+        // command could die with the request stored and the supervisor unaware.
+        if (o.force_after) wake_supervisor(agent);
     });
-    // Its supervisor enforces the deadline from now on, whatever happens to this command.
-    if (o.force_after) wake_supervisor(agent);
 
     KillResult result;
     result.agent_id = agent.id_string();
@@ -822,9 +839,10 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
                                  seconds_text(o.grace) + "; after that you are force-killed.",
                              true);
         }
+        // Each supervisor enforces the deadline too, whatever happens to this command: woken
+        // before the commit, which it waits for.
+        for (const auto& agent : live) wake_supervisor(agent);
     });
-    // Each supervisor now enforces the deadline too, whatever happens to this command.
-    for (const auto& agent : live) wake_supervisor(agent);
 
     TeardownResult result;
     std::vector<bool> reported(live.size(), false);

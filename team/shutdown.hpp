@@ -172,7 +172,10 @@ bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
                   const Termination& natural);
 
 // The stop plan of an agent's pane supervisor: stop now when its request is confirmed or force
-// began; otherwise the nearest --force-after deadline, which it then enforces.
-proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock);
+// began; otherwise the nearest --force-after deadline, which it then enforces. With nothing to
+// do, it waits up to `wait_for_commit` for a commit that brings something (whoever changes the
+// requests wakes the supervisor just before committing).
+proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock,
+                               std::chrono::milliseconds wait_for_commit = {});
 
 }  // namespace team

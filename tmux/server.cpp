@@ -77,7 +77,8 @@ bool is_no_server(const TmuxResult& r) {
     return r.err.find("no server running") != std::string::npos ||
            r.err.find("error connecting to") != std::string::npos ||
            r.err.find("can't find session") != std::string::npos ||
-           r.err.find("can't find pane") != std::string::npos;
+           r.err.find("can't find pane") != std::string::npos ||
+           r.err.find("server exited unexpectedly") != std::string::npos;
 }
 
 std::vector<std::string> TmuxServer::socket_args(const fs::path& home) {
@@ -176,7 +177,10 @@ std::vector<PaneInfo> TmuxServer::list_panes() {
     TmuxResult r = tmux_.run({"list-panes", "-a", "-F", kPaneFormat});
     if (!r.ok()) {
         if (is_no_server(r)) return {};
-        checked({"list-panes", "-a", "-F", kPaneFormat});
+        // Once more: the server may have been exiting (its last pane gone) during the call.
+        r = tmux_.run({"list-panes", "-a", "-F", kPaneFormat});
+        if (!r.ok() && is_no_server(r)) return {};
+        if (!r.ok()) checked({"list-panes", "-a", "-F", kPaneFormat});
     }
     std::vector<PaneInfo> panes;
     std::istringstream lines(r.out);
@@ -207,20 +211,23 @@ std::vector<PaneInfo> TmuxServer::list_panes() {
     return panes;
 }
 
+bool TmuxServer::kill_target(const std::vector<std::string>& args) {
+    // A server exits by itself with its last pane (exit-empty), possibly while this call talks
+    // to it: the first answer is then something else than "no server". Once more, to know.
+    for (int attempt = 0;; ++attempt) {
+        TmuxResult r = tmux_.run(args);
+        if (r.ok()) return true;
+        if (is_no_server(r)) return false;
+        if (attempt == 1) checked(args);  // the same failure twice: say what tmux says
+    }
+}
+
 bool TmuxServer::kill_pane(const std::string& pane_id) {
-    TmuxResult r = tmux_.run({"kill-pane", "-t", pane_id});
-    if (r.ok()) return true;
-    if (is_no_server(r)) return false;
-    checked({"kill-pane", "-t", pane_id});
-    return false;
+    return kill_target({"kill-pane", "-t", pane_id});
 }
 
 bool TmuxServer::kill_session(const std::string& session) {
-    TmuxResult r = tmux_.run({"kill-session", "-t", "=" + session});
-    if (r.ok()) return true;
-    if (is_no_server(r)) return false;
-    checked({"kill-session", "-t", "=" + session});
-    return false;
+    return kill_target({"kill-session", "-t", "=" + session});
 }
 
 void TmuxServer::type_text(const std::string& pane_id, const std::string& text, bool press_enter) {

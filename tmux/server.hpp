@@ -58,6 +58,9 @@ class TmuxServer {
 
   private:
     TmuxResult checked(const std::vector<std::string>& args, std::string_view input = {});
+    // Runs a kill-pane or kill-session: true when it killed, false when there was nothing
+    // (no server, no such target), a `failed` error otherwise.
+    bool kill_target(const std::vector<std::string>& args);
 
     Tmux& tmux_;
 };

@@ -84,11 +84,36 @@ TEST_CASE("the first pane creates the session", "[tmux]") {
 TEST_CASE("a tmux failure is an error with tmux's own message", "[tmux]") {
     FakeTmux fake;
     fake.expect({"kill-pane", "-t", "%1"}, fail("can't find pane: %1\n"));
-    fake.expect({"kill-pane", "-t", "%2"}, fail("server exited unexpectedly\n"));
-    fake.expect({"kill-pane", "-t", "%2"}, fail("server exited unexpectedly\n"));
+    fake.expect({"kill-pane", "-t", "%2"}, fail("open terminal failed: not a terminal\n"));
+    fake.expect({"kill-pane", "-t", "%2"}, fail("open terminal failed: not a terminal\n"));
+    fake.expect({"kill-pane", "-t", "%2"}, fail("open terminal failed: not a terminal\n"));
     TmuxServer server(fake);
     CHECK_FALSE(server.kill_pane("%1"));  // already gone: not an error
-    CHECK_THROWS_WITH(server.kill_pane("%2"), Catch::Contains("server exited unexpectedly"));
+    CHECK_THROWS_WITH(server.kill_pane("%2"), Catch::Contains("not a terminal"));
+    CHECK(fake.done());
+}
+
+TEST_CASE("a server that exits by itself during a kill is no error", "[tmux]") {
+    // exit-empty: the last pane gone, the server goes, maybe while a kill talks to it.
+    FakeTmux fake;
+    fake.expect({"kill-session", "-t", "=web"}, fail("server exited unexpectedly\n"));
+    fake.expect({"kill-session", "-t", "=api"}, fail("lost server\n"));
+    fake.expect({"kill-session", "-t", "=api"}, fail("no server running on /x/tmux.sock\n"));
+    fake.expect({"list-panes", "-a", "-F",
+                 "#{pane_id} #{pane_pid} #{pane_dead} #{pane_dead_status} #{pane_dead_signal} "
+                 "#{session_name}"},
+                fail("lost server\n"));
+    fake.expect({"list-panes", "-a", "-F",
+                 "#{pane_id} #{pane_pid} #{pane_dead} #{pane_dead_status} #{pane_dead_signal} "
+                 "#{session_name}"},
+                ok("%3 100 0   web\n"));
+    TmuxServer server(fake);
+    CHECK_FALSE(server.kill_session("web"));
+    CHECK_FALSE(server.kill_session("api"));
+    auto panes = server.list_panes();  // the second answer counts
+    REQUIRE(panes.size() == 1);
+    CHECK(panes[0].id == "%3");
+    CHECK(fake.done());
 }
 
 TEST_CASE("list-panes output is read field by field, empty fields included", "[tmux]") {
