@@ -846,7 +846,7 @@ TEST_CASE("shell start --env and --cwd reach the command", "[shells]") {
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell release kills, deletes the output and forgets; gc releases finished ones",
+TEST_CASE("shell release kills, deletes the output and forgets, and gc releases finished ones",
           "[shells]") {
     TeamEnv env;
     Marker mark;
