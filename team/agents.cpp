@@ -291,13 +291,19 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
                       "TEAM_AGENT_COLOR=" + agent->color.value_or("")});
     spec.env = proc::merged_environment(overrides, {"TEAM_"});
     // A confirmed shutdown or a --force-after deadline: this supervisor ends the agent's tree
-    // (woken by SIGUSR1 from whoever changed its requests, or by the deadline coming due).
-    // Woken by SIGUSR1, it gives the commit that woke it a moment to land: the signal is sent
-    // before the commit, so that a command killed in between leaves no deadline unenforced.
+    // (woken by SIGUSR1 from whoever changed its requests, or by the deadline coming due). Woken,
+    // it gives the commit that woke it a moment to land: the signal is sent just before the
+    // commit, so that a command killed in between leaves no deadline unenforced. When the store
+    // cannot be read, it asks again a second later.
     spec.stop_plan = [&store, &agent, &clock](bool woken) {
-        return agent_stop_plan(
-            store, *agent, clock,
-            woken ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(0));
+        try {
+            return agent_stop_plan(store, *agent, clock,
+                                   std::chrono::milliseconds(woken ? 1000 : 0));
+        } catch (const std::exception&) {
+            proc::StopPlan again;
+            again.at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+            return again;
+        }
     };
     try {
         supervisor.start(spec);
