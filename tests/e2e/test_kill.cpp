@@ -23,14 +23,13 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "proc/process_table.hpp"
+#include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
-#include "tests/support/team_home.hpp"
 
 using team::test::alive;
 using team::test::Child;
@@ -39,27 +38,13 @@ using team::test::Marker;
 using team::test::RunResult;
 using team::test::slurp;
 using team::test::sq;
-using Env = std::map<std::string, std::string>;
+using team::test::warning_for;
 using Json = nlohmann::json;
 using Ms = std::chrono::milliseconds;
 using Steady = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (!line.empty()) out.push_back(line);
-    }
-    return out;
-}
-
-std::string warning_for(const std::string& name) {
-    return "Reassigned: previous owner " + name + " terminated";
-}
 
 // The command line of a process, its arguments joined by spaces ("" when it is gone).
 std::string cmdline_of(pid_t pid) {
@@ -77,13 +62,14 @@ std::map<std::string, pid_t> processes_of(const Marker& mark) {
     return out;
 }
 
-// One test's home, with a team in it, its marker, a marker per agent, and helpers that run
-// `team` and tmux there.
-class Home : public team::test::TeamHome {
+// One test's home (see AgentsHome), with a marker per agent, and helpers of its own.
+class Home : public team::test::AgentsHome {
   public:
-    using TeamHome::TeamHome;
+    using AgentsHome::activity;
+    using AgentsHome::AgentsHome;
 
-    // `team spawn NAME --json --env <the agent's own marker> OPTIONS -- COMMAND`.
+    // `team spawn NAME --json --env <the agent's own marker> OPTIONS -- COMMAND` (not
+    // AgentsHome::spawn: every agent here carries a marker of its own, not the home's).
     Json spawn(const std::string& name, const std::vector<std::string>& command,
                const std::vector<std::string>& options = {}) {
         auto& m = agent_marks_[name];
@@ -97,7 +83,7 @@ class Home : public team::test::TeamHome {
         INFO("spawn " << name << " stdout: " << r.out << " stderr: " << r.err);
         REQUIRE(r.exit_code == 0);
         auto doc = r.json();
-        REQUIRE(doc["agentId"] == name + "@" + team());
+        REQUIRE(doc["agentId"] == id(name));
         REQUIRE(doc["paneId"].is_string());
         REQUIRE(doc["pid"].is_number_integer());
         // Its process carries its own marker (not the home's): the marker scans below mean
@@ -112,47 +98,12 @@ class Home : public team::test::TeamHome {
 
     const Marker& agent_mark(const std::string& name) const { return *agent_marks_.at(name); }
 
-    // Runs a command that must succeed with --json; returns its document.
-    Json ok(std::vector<std::string> args, const Env& more = {}) const {
-        args.push_back("--json");
-        auto r = run(args, more);
-        INFO("team " << args[0] << " " << (args.size() > 1 ? args[1] : "") << " stdout: " << r.out
-                     << " stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-        return r.json();
-    }
-
     RunResult kill(const std::string& name, const std::vector<std::string>& options = {},
                    const std::string& input = "") const {
         std::vector<std::string> args{"kill-agent", name, "--json"};
         args.insert(args.end(), options.begin(), options.end());
         return env.start(args, extra(), input).wait();
     }
-
-    Json agents() const {
-        auto doc = ok({"agents", "--all"});
-        REQUIRE(doc.is_array());
-        return doc;
-    }
-
-    // The newest record of that name (null when there is none).
-    static Json find(const Json& list, const std::string& name) {
-        Json found;
-        for (const auto& a : list) {
-            if (a["name"] == name) found = a;
-        }
-        return found;
-    }
-
-    Json agent(const std::string& name) const {
-        auto a = find(agents(), name);
-        INFO("agent " << name);
-        REQUIRE(a.is_object());
-        return a;
-    }
-
-    Json task(const std::string& id) const { return ok({"task", "show", id}); }
-    Json tasks() const { return ok({"task", "list"}); }
 
     // A task added (by the leader) and, with `owner`, claimed by it (or completed).
     std::string add_task(const std::string& subject, const std::string& owner = "",
@@ -173,36 +124,26 @@ class Home : public team::test::TeamHome {
     // tasks_reassigned), oldest first.
     std::vector<Json> activity(const std::string& type, const std::string& name) const {
         std::vector<Json> out;
-        std::string id = name + "@" + team();
-        for (const auto& e : ok({"activity", "--type", type})) {
+        std::string agent_id = id(name);
+        for (const auto& e : activity(type)) {
             const auto& d = e["details"];
-            if ((d.contains("agentId") && d["agentId"] == id) ||
-                (d.contains("from") && d["from"] == id)) {
+            if ((d.contains("agentId") && d["agentId"] == agent_id) ||
+                (d.contains("from") && d["from"] == agent_id)) {
                 out.push_back(e);
             }
         }
         return out;
     }
 
-    std::set<std::string> panes() const {
-        std::set<std::string> out;
-        auto r = env.tmux({"list-panes", "-a", "-F", "#{pane_id}"});
-        if (r.exit_code != 0) return out;
-        for (const auto& line : lines_of(r.out)) out.insert(line);
-        return out;
-    }
-
     bool server_gone() const {
-        return eventually([&] { return env.tmux({"list-sessions"}).exit_code != 0; });
+        return eventually([&] { return !server_running(); });
     }
 
     // What a kill-agent that is refused must leave exactly as it was: every row behind what
     // the user sees and, unless `rows_only`, what the user sees (agents, tasks, every inbox, the
     // status with its open requests).
     std::string snapshot(bool rows_only = false) const {
-        SQLite::Database db((env.home() / "team.db").string());
-        std::string out = team::test::rows_as_text(
-            db,
+        std::string out = rows(
             {"SELECT * FROM agents ORDER BY id", "SELECT * FROM tasks ORDER BY team_id, id",
              "SELECT * FROM shutdown_requests ORDER BY id", "SELECT * FROM messages ORDER BY id",
              "SELECT id, actor, type, details FROM activity ORDER BY id"});
@@ -300,10 +241,8 @@ void check_kill_refused(const Home& h, const std::vector<std::string>& args, int
     CHECK(r.exit_code == code);
     auto doc = Json::parse(r.out, nullptr, false);
     REQUIRE(doc.is_object());
-    static const std::map<int, std::string> names{
-        {1, "failed"}, {2, "usage"}, {3, "not_found"}, {4, "refused"}};
     CHECK(doc["success"] == false);
-    CHECK(doc["code"] == names.at(code));
+    CHECK(doc["code"] == team::test::error_code_name(code));
     REQUIRE(doc["error"].is_string());
     if (!message.empty()) CHECK_THAT(doc["error"].get<std::string>(), Catch::Contains(message));
     // The result keeps its shape (SPEC 1.4).

@@ -6,31 +6,27 @@
 // end that none of them is alive and no pane is left.
 //
 // Each test uses a team name of its own, since tests run in parallel (see test_agents.cpp).
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
-#include <map>
-#include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "proc/process_table.hpp"
+#include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
-#include "tests/support/team_home.hpp"
 
 using team::test::alive;
-using team::test::Child;
+using team::test::bound;
+using team::test::check_refused;
 using team::test::eventually;
-using team::test::RunResult;
 using team::test::sq;
-using Env = std::map<std::string, std::string>;
+using team::test::warning_for;
 using Json = nlohmann::json;
 using Ms = std::chrono::milliseconds;
 using Steady = std::chrono::steady_clock;
@@ -38,33 +34,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// examples/agent in the source tree (this file is tests/e2e/test_shutdown.cpp).
-const fs::path kExampleAgent =
-    fs::path(__FILE__).parent_path().parent_path().parent_path() / "examples" / "agent";
-
-// A generous bound for "it happens" (never a measurement), four times as generous under
-// AddressSanitizer, where every process is much slower to start and end.
-constexpr int bound(int ms) {
-    return team::test::kSanitized ? ms * 4 : ms;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (!line.empty()) out.push_back(line);
-    }
-    return out;
-}
-
 pid_t parent_of(pid_t pid) {
     auto p = team::proc::read_process(pid);
     return p ? p->ppid : 0;
-}
-
-std::string warning_for(const std::string& name) {
-    return "Reassigned: previous owner " + name + " terminated";
 }
 
 // The shell loop an agent script runs until the shutdown request is in its inbox.
@@ -73,88 +45,14 @@ std::string await_request() {
            "requestId; do sleep 0.05; done; ";
 }
 
-// One test's home, with a team in it, its marker, and helpers that run `team` and tmux there.
-class Home : public team::test::TeamHome {
+// One test's home (see AgentsHome), with helpers of its own.
+class Home : public team::test::AgentsHome {
   public:
-    using TeamHome::TeamHome;
-
-    // The environment of a call made by that agent (as its pane would set it).
-    Env as(const std::string& name) const { return {{"TEAM_AGENT_ID", name + "@" + team()}}; }
-
-    std::string id(const std::string& name) const { return name + "@" + team(); }
-
-    // `team --json ARGS...` (before ARGS, which may end with `-- COMMAND`), whatever its exit.
-    RunResult json_run(std::vector<std::string> args, const Env& more = {}) const {
-        args.insert(args.begin(), "--json");
-        return run(args, more);
-    }
-
-    // `team --json ARGS...`, which must succeed; returns its document.
-    Json ok(std::vector<std::string> args, const Env& more = {}) const {
-        auto r = json_run(args, more);
-        std::string shown;
-        for (const auto& a : args) shown += a + " ";
-        INFO("team " << shown << "-> " << r.exit_code << " stdout: " << r.out
-                     << " stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-        return r.json();
-    }
-
-    // `team spawn NAME --env <marker> [--env K=V]... -- COMMAND`.
-    Json spawn(const std::string& name, const std::vector<std::string>& command,
-               const Env& vars = {}) const {
-        std::vector<std::string> args{"spawn", name, "--env", mark.entry()};
-        for (const auto& [k, v] : vars) args.insert(args.end(), {"--env", k + "=" + v});
-        args.push_back("--");
-        args.insert(args.end(), command.begin(), command.end());
-        auto doc = ok(args);
-        REQUIRE(doc["name"] == name);
-        REQUIRE(doc["pid"].is_number_integer());
-        return doc;
-    }
+    using AgentsHome::AgentsHome;
 
     // A shell script as an agent, with TEAM_BIN the binary under test.
     Json spawn_script(const std::string& name, const std::string& script) const {
         return spawn(name, {"sh", "-c", script}, {{"TEAM_BIN", team::test::team_binary()}});
-    }
-
-    // examples/agent, with its knobs.
-    Json spawn_agent(const std::string& name, Env vars = {}) const {
-        vars["TEAM_BIN"] = team::test::team_binary();
-        return spawn(name, {kExampleAgent.string()}, vars);
-    }
-
-    Json agents() const { return ok({"agents", "--all"}); }
-
-    // The newest record of that name (null when there is none).
-    static Json find(const Json& list, const std::string& name) {
-        Json found;
-        for (const auto& a : list) {
-            if (a["name"] == name) found = a;
-        }
-        return found;
-    }
-
-    Json agent(const std::string& name) const {
-        auto a = find(agents(), name);
-        INFO("agent " << name);
-        REQUIRE(a.is_object());
-        return a;
-    }
-
-    // Polls `team agents --all` until the agent is terminated (up to `ms`); returns its record.
-    Json wait_terminated(const std::string& name, int ms = 8000) const {
-        Json last;
-        eventually(
-            [&] {
-                last = find(agents(), name);
-                return last.is_object() && last["status"] == "terminated";
-            },
-            bound(ms));
-        INFO("agent " << name << ": " << last.dump());
-        REQUIRE(last.is_object());
-        REQUIRE(last["status"] == "terminated");
-        return last;
     }
 
     // `team shutdown status NAME --json`: the agent's newest request.
@@ -182,12 +80,6 @@ class Home : public team::test::TeamHome {
         return out;
     }
 
-    // The activity of the team (of that type only, if given), oldest first.
-    Json activity(const std::string& type = "") const {
-        if (type.empty()) return ok({"activity"});
-        return ok({"activity", "--type", type});
-    }
-
     // The types of the shutdown entries of the activity log, in order.
     std::vector<std::string> shutdown_trail() const {
         std::vector<std::string> out;
@@ -201,17 +93,6 @@ class Home : public team::test::TeamHome {
         return out;
     }
 
-    Json task(const std::string& id) const { return ok({"task", "show", id}); }
-
-    // Pane ids on the home's private server (empty when no server runs).
-    std::set<std::string> panes() const {
-        std::set<std::string> out;
-        auto r = env.tmux({"list-panes", "-a", "-F", "#{pane_id}"});
-        if (r.exit_code != 0) return out;
-        for (const auto& line : lines_of(r.out)) out.insert(line);
-        return out;
-    }
-
     // Live processes of the test that carry that agent's identity in their environment.
     std::vector<pid_t> agent_processes(const std::string& name) const {
         std::vector<pid_t> out;
@@ -221,60 +102,15 @@ class Home : public team::test::TeamHome {
         return out;
     }
 
-    bool server_running() const { return env.tmux({"list-sessions"}).exit_code == 0; }
-
-    // Nothing of the test is left: no pane, no server, no process with the marker.
-    void check_nothing_left() const {
-        CHECK(eventually([&] { return panes().empty(); }, bound(5000)));
-        CHECK(eventually([&] { return !server_running(); }, bound(5000)));
-        CHECK(mark.none_alive_within(5000));
-    }
-
     // Everything a shutdown command could change, straight from the database.
     std::string snapshot() const {
-        SQLite::Database db((env.home() / "team.db").string());
-        return team::test::rows_as_text(
-            db, {"SELECT * FROM shutdown_requests ORDER BY id",
-                 "SELECT id, recipient_id, type, text, data, read_at FROM messages ORDER BY id",
-                 "SELECT id, type, actor, details FROM activity ORDER BY id",
-                 "SELECT id, name, status, exit_reason, terminated_at FROM agents ORDER BY id",
-                 "SELECT * FROM tasks ORDER BY team_id, id"});
-    }
-
-    // The number of shutdown requests addressed to that agent (its newest record).
-    int requests_for(const std::string& name) const {
-        SQLite::Database db((env.home() / "team.db").string());
-        SQLite::Statement select(db, R"sql(
-            SELECT count(*) FROM shutdown_requests WHERE agent_id =
-                (SELECT max(a.id) FROM agents a JOIN teams t ON t.id = a.team_id
-                 WHERE a.name = ? AND t.name = ?)
-        )sql");
-        select.bind(1, name);
-        select.bind(2, team());
-        select.executeStep();
-        return select.getColumn(0).getInt();
+        return rows({"SELECT * FROM shutdown_requests ORDER BY id",
+                     "SELECT id, recipient_id, type, text, data, read_at FROM messages ORDER BY id",
+                     "SELECT id, type, actor, details FROM activity ORDER BY id",
+                     "SELECT id, name, status, exit_reason, terminated_at FROM agents ORDER BY id",
+                     "SELECT * FROM tasks ORDER BY team_id, id"});
     }
 };
-
-// Runs `team --json ARGS`, expects exit `code` with the JSON error of SPEC 1.4, and nothing
-// changed in the database.
-void check_refused(const Home& h, std::vector<std::string> args, int code, const Env& more = {},
-                   const std::string& message = "") {
-    auto before = h.snapshot();
-    auto r = h.json_run(args, more);
-    std::string shown;
-    for (const auto& a : args) shown += (a.size() > 40 ? a.substr(0, 40) + "..." : a) + " ";
-    INFO("team " << shown << "-> " << r.exit_code << " stdout: " << r.out << " stderr: " << r.err);
-    CHECK(r.exit_code == code);
-    auto doc = Json::parse(r.out, nullptr, false);
-    REQUIRE(doc.is_object());
-    CHECK(doc["success"] == false);
-    static const std::map<int, std::string> names{
-        {1, "failed"}, {2, "usage"}, {3, "not_found"}, {4, "refused"}};
-    CHECK(doc["code"] == names.at(code));
-    if (!message.empty()) CHECK_THAT(doc["error"].get<std::string>(), Catch::Contains(message));
-    CHECK(h.snapshot() == before);
-}
 
 }  // namespace
 

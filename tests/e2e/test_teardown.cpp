@@ -13,23 +13,22 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "proc/process_table.hpp"
+#include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/process.hpp"
-#include "tests/support/team_home.hpp"
 
 using team::test::alive;
-using team::test::Child;
+using team::test::bound;
+using team::test::check_refused;
 using team::test::eventually;
-using team::test::RunResult;
+using team::test::keys_of;
 using team::test::slurp;
-using Env = std::map<std::string, std::string>;
+using team::test::warning_for;
 using Json = nlohmann::json;
 using Ms = std::chrono::milliseconds;
 using Steady = std::chrono::steady_clock;
@@ -37,195 +36,25 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// examples/agent in the source tree (this file is tests/e2e/test_teardown.cpp).
-const fs::path kExampleAgent =
-    fs::path(__FILE__).parent_path().parent_path().parent_path() / "examples" / "agent";
-
-// A generous bound for "it happens" (never a measurement), four times as generous under
-// AddressSanitizer, where every process is much slower to start and end.
-constexpr int bound(int ms) {
-    return team::test::kSanitized ? ms * 4 : ms;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (!line.empty()) out.push_back(line);
-    }
-    return out;
-}
-
-std::string warning_for(const std::string& name) {
-    return "Reassigned: previous owner " + name + " terminated";
-}
-
 const std::set<std::string> kRowFields{"agentId", "method", "phase", "reassignedTasks",
                                        "exitReason"};
 
-std::set<std::string> keys_of(const Json& doc) {
-    std::set<std::string> out;
-    for (const auto& [k, v] : doc.items()) out.insert(k);
-    return out;
-}
-
-// One test's home, with a team in it, its marker, and helpers that run `team` and tmux there.
-class Home : public team::test::TeamHome {
+// One test's home (see AgentsHome), with what a teardown could change.
+class Home : public team::test::AgentsHome {
   public:
-    using TeamHome::TeamHome;
-
-    Env as(const std::string& name) const { return {{"TEAM_AGENT_ID", name + "@" + team()}}; }
-
-    // `team --json ARGS...` (before ARGS, which may end with `-- COMMAND`), whatever its exit.
-    RunResult json_run(std::vector<std::string> args, const Env& more = {}) const {
-        args.insert(args.begin(), "--json");
-        return run(args, more);
-    }
-
-    // `team --json ARGS...`, which must succeed; returns its document.
-    Json ok(std::vector<std::string> args, const Env& more = {}) const {
-        auto r = json_run(args, more);
-        std::string shown;
-        for (const auto& a : args) shown += (a.size() > 40 ? a.substr(0, 40) + "..." : a) + " ";
-        INFO("team " << shown << "-> " << r.exit_code << " stdout: " << r.out
-                     << " stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-        return r.json();
-    }
-
-    // `team spawn NAME --env <marker> [--env K=V]... -- COMMAND` (in team `in`, else this one).
-    Json spawn(const std::string& name, const std::vector<std::string>& command,
-               const Env& vars = {}, const std::string& in = "") const {
-        std::vector<std::string> args{"spawn", name, "--env", mark.entry()};
-        for (const auto& [k, v] : vars) args.insert(args.end(), {"--env", k + "=" + v});
-        args.push_back("--");
-        args.insert(args.end(), command.begin(), command.end());
-        Env more;
-        if (!in.empty()) more["TEAM_NAME"] = in;
-        auto doc = ok(args, more);
-        REQUIRE(doc["name"] == name);
-        REQUIRE(doc["pid"].is_number_integer());
-        return doc;
-    }
-
-    // examples/agent, with its knobs.
-    Json spawn_agent(const std::string& name, Env vars = {}) const {
-        vars["TEAM_BIN"] = team::test::team_binary();
-        return spawn(name, {kExampleAgent.string()}, vars);
-    }
-
-    Json agents(const std::string& in = "") const {
-        Env more;
-        if (!in.empty()) more["TEAM_NAME"] = in;
-        return ok({"agents", "--all"}, more);
-    }
-
-    static Json find(const Json& list, const std::string& key, const std::string& value) {
-        Json found;
-        for (const auto& a : list) {
-            if (a[key] == value) found = a;
-        }
-        return found;
-    }
-
-    Json agent(const std::string& name) const {
-        auto a = find(agents(), "name", name);
-        INFO("agent " << name);
-        REQUIRE(a.is_object());
-        return a;
-    }
-
-    Json wait_terminated(const std::string& name, int ms = 8000) const {
-        Json last;
-        eventually(
-            [&] {
-                last = find(agents(), "name", name);
-                return last.is_object() && last["status"] == "terminated";
-            },
-            bound(ms));
-        INFO("agent " << name << ": " << last.dump());
-        REQUIRE(last.is_object());
-        REQUIRE(last["status"] == "terminated");
-        return last;
-    }
-
-    Json activity(const std::string& type) const { return ok({"activity", "--type", type}); }
-
-    Json task(const std::string& id) const { return ok({"task", "show", id}); }
-
-    std::set<std::string> panes() const {
-        std::set<std::string> out;
-        auto r = env.tmux({"list-panes", "-a", "-F", "#{pane_id}"});
-        if (r.exit_code != 0) return out;
-        for (const auto& line : lines_of(r.out)) out.insert(line);
-        return out;
-    }
-
-    std::set<std::string> sessions() const {
-        std::set<std::string> out;
-        auto r = env.tmux({"list-sessions", "-F", "#{session_name}"});
-        if (r.exit_code != 0) return out;
-        for (const auto& line : lines_of(r.out)) out.insert(line);
-        return out;
-    }
-
-    bool server_running() const { return env.tmux({"list-sessions"}).exit_code == 0; }
-
-    // Nothing of the test is left: no pane, no server, no process with the marker.
-    void check_nothing_left() const {
-        CHECK(eventually([&] { return panes().empty(); }, bound(5000)));
-        CHECK(eventually([&] { return !server_running(); }, bound(5000)));
-        CHECK(mark.none_alive_within(5000));
-    }
-
-    // The number of shutdown requests of the live or newest agent of that name in team `in`.
-    int requests_for(const std::string& name) const {
-        SQLite::Database db((env.home() / "team.db").string());
-        SQLite::Statement select(db, R"sql(
-            SELECT count(*) FROM shutdown_requests WHERE agent_id =
-                (SELECT max(a.id) FROM agents a JOIN teams t ON t.id = a.team_id
-                 WHERE a.name = ? AND t.name = ?)
-        )sql");
-        select.bind(1, name);
-        select.bind(2, team());
-        select.executeStep();
-        return select.getColumn(0).getInt();
-    }
+    using AgentsHome::AgentsHome;
 
     // Everything a teardown could change, straight from the database.
     std::string snapshot() const {
-        SQLite::Database db((env.home() / "team.db").string());
-        return team::test::rows_as_text(
-            db, {"SELECT * FROM teams ORDER BY id",
-                 "SELECT id, team_id, name, status, exit_reason, terminated_at FROM agents "
-                 "ORDER BY id",
-                 "SELECT * FROM shutdown_requests ORDER BY id",
-                 "SELECT id, recipient_id, type, text, data, read_at FROM messages ORDER BY id",
-                 "SELECT id, team_id, type, actor, details FROM activity ORDER BY id",
-                 "SELECT * FROM tasks ORDER BY team_id, id"});
+        return rows({"SELECT * FROM teams ORDER BY id",
+                     "SELECT id, team_id, name, status, exit_reason, terminated_at FROM agents "
+                     "ORDER BY id",
+                     "SELECT * FROM shutdown_requests ORDER BY id",
+                     "SELECT id, recipient_id, type, text, data, read_at FROM messages ORDER BY id",
+                     "SELECT id, team_id, type, actor, details FROM activity ORDER BY id",
+                     "SELECT * FROM tasks ORDER BY team_id, id"});
     }
 };
-
-// Runs `team --json ARGS`, expects exit `code` with the JSON error of SPEC 1.4, and nothing
-// changed in the database.
-void check_refused(const Home& h, std::vector<std::string> args, int code, const Env& more = {},
-                   const std::string& message = "") {
-    auto before = h.snapshot();
-    auto r = h.json_run(args, more);
-    std::string shown;
-    for (const auto& a : args) shown += (a.size() > 40 ? a.substr(0, 40) + "..." : a) + " ";
-    INFO("team " << shown << "-> " << r.exit_code << " stdout: " << r.out << " stderr: " << r.err);
-    CHECK(r.exit_code == code);
-    auto doc = Json::parse(r.out, nullptr, false);
-    REQUIRE(doc.is_object());
-    CHECK(doc["success"] == false);
-    static const std::map<int, std::string> names{
-        {1, "failed"}, {2, "usage"}, {3, "not_found"}, {4, "refused"}};
-    CHECK(doc["code"] == names.at(code));
-    if (!message.empty()) CHECK_THAT(doc["error"].get<std::string>(), Catch::Contains(message));
-    CHECK(h.snapshot() == before);
-}
 
 }  // namespace
 
