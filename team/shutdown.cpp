@@ -525,7 +525,7 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
         return result;
     }
     // Ended: once its supervisor is gone too, nothing of it is left.
-    await_end(team, agent.id, SteadyClock::now() + kSupervisorWait);
+    await_end(agent.id, SteadyClock::now() + kSupervisorWait);
     if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
     return result;
 }
@@ -558,7 +558,7 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     // The leader's command ends the tree itself: it does not depend on the supervisor, which
     // may be stopped, busy or gone.
     proc::terminate_tree(agent_target(store_.home(), agent, false), SIGTERM, o.grace, true);
-    if (!await_end(team, agent.id, SteadyClock::now() + kSupervisorWait)) {
+    if (!await_end(agent.id, SteadyClock::now() + kSupervisorWait)) {
         finish_here(team, agent.id, caller.id());
     }
 
@@ -581,9 +581,7 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     return result;
 }
 
-bool Shutdowns::await_end(const TeamRecord& team, std::int64_t agent_id,
-                          SteadyClock::time_point deadline) {
-    (void)team;
+bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadline) {
     ChangeWatch watch(store_.home());
     auto agent = load_agent(store_, agent_id);
     if (!agent) return true;
@@ -752,17 +750,18 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
         up.bind(2, now);
         up.bind(3, r.id);
         up.exec();
+        // The supervisor ends the agent's tree (within the request's grace), records the end
+        // and removes the pane: it lives outside the tree, so this works from inside the pane,
+        // whose processes (this one among them) are about to end. Woken before the commit
+        // (it waits for it), like a deadline, so no moment is left where this command could die
+        // with the confirmation stored and the supervisor unaware.
+        if (auto agent = load_agent(store_, r.agent_id)) wake_supervisor(*agent);
         return *load_request(db, r.id);
     });
     auto agent = load_agent(store_, r.agent_id);
-    if (!agent) return r;
-    // The supervisor ends the agent's tree (within the request's grace), records the end and
-    // removes the pane: it lives outside the tree, so this works from inside the pane, whose
-    // processes (this one among them) are about to end.
-    wake_supervisor(*agent);
-    if (inside_tree_of(*agent)) return r;
+    if (!agent || inside_tree_of(*agent)) return r;
     auto deadline = SteadyClock::now() + milliseconds(r.grace_ms) + kSupervisorWait;
-    if (!await_end(team, agent->id, deadline)) {
+    if (!await_end(agent->id, deadline)) {
         auto now = load_agent(store_, agent->id);
         if (now && (!live_supervisor(*now) || !now->live()))
             finish_here(team, agent->id, caller.id());
@@ -928,7 +927,7 @@ void Shutdowns::force_all(const TeamRecord& team, const std::vector<AgentRecord>
     proc::terminate_trees(targets, SIGTERM, kTeardownKillGrace, true);
     auto deadline = SteadyClock::now() + kSupervisorWait;
     for (const auto& agent : agents) {
-        if (!await_end(team, agent.id, deadline)) finish_here(team, agent.id, actor);
+        if (!await_end(agent.id, deadline)) finish_here(team, agent.id, actor);
     }
 }
 

@@ -148,8 +148,7 @@ class Shutdowns {
     KillResult force(const TeamRecord& team, const Caller& caller, const AgentRecord& agent,
                      const KillOptions& options);
     // Waits until the agent is terminated and its supervisor has exited, or `deadline`.
-    bool await_end(const TeamRecord& team, std::int64_t agent_id,
-                   std::chrono::steady_clock::time_point deadline);
+    bool await_end(std::int64_t agent_id, std::chrono::steady_clock::time_point deadline);
     // The agent's end when its supervisor could not record it: kills what is left of it,
     // records it (finish_agent) and removes its pane.
     void finish_here(const TeamRecord& team, std::int64_t agent_id, const std::string& actor);
