@@ -510,18 +510,20 @@ KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool for
     result.signal_sent = signal_name(sig);
     result.force_killed = outcome.force_killed;
 
-    // The supervisor records the end once it has reaped everything; wait for that.
+    // The supervisor records the end once it has reaped everything, then exits; wait for both,
+    // so that when the kill returns no process of the shell is left, its supervisor included.
     auto deadline = SteadyClock::now() + kRecordTimeout;
     for (;;) {
         result.shell = get(id);
-        if (!result.shell.running() || outcome.survivors > 0) break;
+        if (outcome.survivors > 0) break;
+        bool supervisor_gone = !supervisor || supervisor->exited();
+        if (!result.shell.running() && supervisor_gone) break;
         std::vector<int> others;
-        if (supervisor) others.push_back(supervisor->fd());
+        if (!supervisor_gone) others.push_back(supervisor->fd());
         if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) {
             result.shell = get(id);
             break;
         }
-        if (supervisor && supervisor->exited()) supervisor.reset();
     }
     if (outcome.survivors > 0) {
         result.error = std::to_string(outcome.survivors) + " process" +
