@@ -155,16 +155,25 @@ int run(int argc, char** argv) {
         void (*add)(CLI::App&);
     };
     static const Command kCommands[] = {
-        {"create", add_create_command},     {"list", add_list_command},
-        {"status", add_status_command},     {"delete", add_delete_command},
-        {"activity", add_activity_command}, {"spawn", add_spawn_command},
-        {"agents", add_agents_command},     {"attach", add_attach_command},
-        {"logs", add_logs_command},         {"prompt", add_prompt_command},
-        {"send", add_send_command},         {"inbox", add_inbox_command},
-        {"task", add_task_command},         {"kill-agent", add_kill_command},
-        {"shutdown", add_shutdown_command}, {"teardown", add_teardown_command},
+        {"create", add_create_command},
+        {"list", add_list_command},
+        {"status", add_status_command},
+        {"delete", add_delete_command},
+        {"activity", add_activity_command},
+        {"spawn", add_spawn_command},
+        {"agents", add_agents_command},
+        {"attach", add_attach_command},
+        {"logs", add_logs_command},
+        {"prompt", add_prompt_command},
+        {"send", add_send_command},
+        {"inbox", add_inbox_command},
+        {"task", add_task_command},
+        {"kill-agent", add_kill_command},
+        {"shutdown", add_shutdown_command},
+        {"teardown", add_teardown_command},
         {"shell", add_shell_command},
-        {"run", add_run_command},           {"__supervise", add_supervise_command},
+        {"run", add_run_command},
+        {"__supervise", add_supervise_command},
         {"__agent", add_supervise_command},  // declares both hidden commands
     };
     const Command* only = nullptr;

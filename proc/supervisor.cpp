@@ -251,7 +251,6 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
         planned = plan.at.value_or(kNone);
         if (planned <= Clock::now()) {
             planned = kNone;
-            outcome.stopped = true;
             end_tree(SIGTERM, plan.grace);
         }
     };

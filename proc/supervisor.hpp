@@ -57,7 +57,6 @@ struct RunOutcome {
     ExitStatus status;
     bool timed_out = false;    // the supervisor's timeout ended it
     bool interrupted = false;  // SIGTERM, SIGINT or SIGHUP to the supervisor ended it
-    bool stopped = false;      // its stop plan ended it
 };
 
 // The path exec would run for `program` with this PATH, or nothing if none is executable. A

@@ -50,7 +50,6 @@ struct ShutdownRequest {
     std::vector<std::string> reassigned;
 
     std::string id_string() const { return std::to_string(id); }
-    bool open() const { return !closed_at; }
 };
 
 nlohmann::json to_json(const ShutdownRequest& request);

@@ -59,6 +59,20 @@ inline bool alive(pid_t pid) {
 
 // Every row the queries return, as text ("<null>" for NULL, '|' after each value, "--" after
 // each query): a snapshot to compare before and after a command that must change nothing.
+// Inserts a member of team `team_id` as a spawn leaves it once started (no pane, no supervisor),
+// for the in-process tests of the core. The caller runs it in a transaction.
+inline void insert_member(SQLite::Database& db, std::int64_t team_id, const std::string& name,
+                          const std::string& status, std::int64_t created_at) {
+    SQLite::Statement insert(db, R"sql(
+        INSERT INTO agents (team_id, name, is_leader, status, created_at) VALUES (?, ?, 0, ?, ?)
+    )sql");
+    insert.bind(1, team_id);
+    insert.bind(2, name);
+    insert.bind(3, status);
+    insert.bind(4, created_at);
+    insert.exec();
+}
+
 inline std::string rows_as_text(SQLite::Database& db, std::initializer_list<const char*> queries) {
     std::string out;
     for (const char* sql : queries) {

@@ -89,17 +89,8 @@ struct Fixture {
     // A member inserted as the spawn would leave it once started (no supervisor: nothing of it
     // runs, and reconciliation leaves a record this young alone).
     Caller member(const std::string& name, const std::string& status = "active") {
-        store.write([&] {
-            SQLite::Statement insert(store.db(), R"sql(
-                INSERT INTO agents (team_id, name, is_leader, status, created_at)
-                VALUES (?, ?, 0, ?, ?)
-            )sql");
-            insert.bind(1, team.id);
-            insert.bind(2, name);
-            insert.bind(3, status);
-            insert.bind(4, clock.now());
-            insert.exec();
-        });
+        store.write(
+            [&] { team::test::insert_member(store.db(), team.id, name, status, clock.now()); });
         if (status == "terminated") return Caller{name, team.name, false, 0};
         return teams.resolve_caller(team, name);
     }

@@ -77,17 +77,8 @@ struct Fixture {
     Caller member(const std::string& name, const std::string& status = "active",
                   const TeamRecord* in = nullptr) {
         const TeamRecord& t = in ? *in : team;
-        store.write([&] {
-            SQLite::Statement insert(store.db(), R"sql(
-                INSERT INTO agents (team_id, name, is_leader, status, created_at)
-                VALUES (?, ?, 0, ?, ?)
-            )sql");
-            insert.bind(1, t.id);
-            insert.bind(2, name);
-            insert.bind(3, status);
-            insert.bind(4, clock.now());
-            insert.exec();
-        });
+        store.write(
+            [&] { team::test::insert_member(store.db(), t.id, name, status, clock.now()); });
         if (status == "terminated") return Caller{name, t.name, false, 0};
         return teams.resolve_caller(t, name);
     }
