@@ -172,6 +172,7 @@ int run(int argc, char** argv) {
         {"shutdown", add_shutdown_command},
         {"teardown", add_teardown_command},
         {"shell", add_shell_command},
+        {"session", add_session_command},
         {"run", add_run_command},
         {"__supervise", add_supervise_command},
         {"__agent", add_supervise_command},  // declares both hidden commands

@@ -26,5 +26,6 @@ void add_task_command(CLI::App& app);
 void add_kill_command(CLI::App& app);
 void add_shutdown_command(CLI::App& app);
 void add_teardown_command(CLI::App& app);
+void add_session_command(CLI::App& app);
 
 }  // namespace team::cli

@@ -42,7 +42,7 @@ constexpr auto kRecordTimeout = std::chrono::seconds(3);
 const char* const kColumns = R"sql(
     id, team_id, agent, command, cwd, env, status, pid, pid_start, supervisor_pid,
     supervisor_start, timeout_ms, output_limit, output_file, output_truncated, kill_requested_by,
-    started_at, ended_at, exit_code, signal, error
+    started_at, ended_at, exit_code, signal, error, session
 )sql";
 
 ShellRecord read_shell(SQLite::Statement& row) {
@@ -68,6 +68,7 @@ ShellRecord read_shell(SQLite::Statement& row) {
     s.exit_code = column_or_null<int>(row.getColumn(18));
     s.signal = column_or_null<std::string>(row.getColumn(19));
     s.error = column_or_null<std::string>(row.getColumn(20));
+    s.session = column_or_null<std::string>(row.getColumn(21));
     return s;
 }
 
@@ -97,7 +98,9 @@ std::vector<std::string> command_environment(const ShellRecord& shell, const fs:
     // home (ids are unique per home only).
     overrides.push_back("TEAM_SHELL_ID=" + shell.id);
     overrides.push_back("TEAM_SHELL_HOME=" + home.string());
-    return merged_environment(overrides);
+    // A shell started from inside a session's exec is not part of that exec: without its
+    // marker, cleaning up after that exec never touches the shell.
+    return merged_environment(overrides, {"TEAM_SESSION_EXEC="});
 }
 
 void write_all(int fd, std::string_view data) {
@@ -163,7 +166,7 @@ void set_running(Store& store, const std::string& id, pid_t pid, std::uint64_t p
     store.write([&] {
         SQLite::Statement up(store.db(), R"sql(
             UPDATE shells SET status = 'running', pid = ?, pid_start = ?, supervisor_pid = ?,
-                              supervisor_start = ?
+                              supervisor_start = ?, script = NULL
             WHERE id = ? AND status = 'starting'
         )sql");
         up.bind(1, static_cast<std::int64_t>(pid));
@@ -260,7 +263,8 @@ nlohmann::json to_json(const ShellRecord& s) {
             {"timeout",
              s.timeout_ms ? nlohmann::json(format_duration(Millis(*s.timeout_ms))) : nullptr},
             {"outputFile", s.output_file},
-            {"error", or_null(s.error)}};
+            {"error", or_null(s.error)},
+            {"session", or_null(s.session)}};
 }
 
 ShellRecord Shells::start(const ShellStart& request) {
@@ -298,8 +302,8 @@ ShellRecord Shells::start(const ShellStart& request) {
         shell.output_file = (shells_dir() / (shell.id + ".out")).string();
         SQLite::Statement insert(store_.db(), R"sql(
             INSERT INTO shells (id, team_id, agent, command, cwd, env, status, timeout_ms,
-                                output_limit, output_file, started_at)
-            VALUES (?, ?, ?, ?, ?, ?, 'starting', ?, ?, ?, ?)
+                                output_limit, output_file, started_at, session, script)
+            VALUES (?, ?, ?, ?, ?, ?, 'starting', ?, ?, ?, ?, ?, ?)
         )sql");
         insert.bind(1, shell.id);
         bind_or_null(insert, 2, shell.team_id);
@@ -311,14 +315,18 @@ ShellRecord Shells::start(const ShellStart& request) {
         insert.bind(8, *shell.output_limit);
         insert.bind(9, shell.output_file);
         insert.bind(10, shell.started_at);
+        bind_or_null(insert, 11, request.session);
+        bind_or_null(insert, 12, request.script);
         insert.exec();
-        append_activity(store_.db(), shell.team_id, shell.started_at, request.actor,
-                        "shell_started",
-                        {{"shellId", shell.id},
-                         {"command", shell.command},
-                         {"cwd", shell.cwd},
-                         {"agent", shell.agent ? nlohmann::json(*shell.agent) : nullptr}});
+        append_activity(
+            store_.db(), shell.team_id, shell.started_at, request.actor, "shell_started",
+            {{"shellId", shell.id},
+             {"command", shell.command},
+             {"cwd", shell.cwd},
+             {"agent", shell.agent ? nlohmann::json(*shell.agent) : nullptr},
+             {"session", request.session ? nlohmann::json(*request.session) : nullptr}});
     });
+    shell.session = request.session;
     // The output file exists from the start, so it can be read (empty) at once.
     ::close(::open(shell.output_file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
 
@@ -394,8 +402,18 @@ int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
     spec.cwd = shell->cwd;
     spec.env = command_environment(*shell, store.home());
     if (shell->timeout_ms) spec.timeout = Millis(*shell->timeout_ms);
+    int script_fd = -1;
     try {
+        SQLite::Statement select(store.db(), "SELECT script FROM shells WHERE id = ?");
+        select.bind(1, id);
+        if (select.executeStep() && !select.getColumn(0).isNull()) {
+            // A session's command: bash reads the script that restores the session on fd 3.
+            script_fd = memory_file("team-session-script", select.getColumn(0).getString());
+            spec.argv = {"bash", "--noprofile", "--norc", "-c", ". /dev/fd/3", "bash"};
+            spec.pass_fds = {{script_fd, 3}};
+        }
         supervisor.start(spec);
+        if (script_fd >= 0) ::close(script_fd);
     } catch (const Error& e) {
         record_end(store, clock, id, "failed", {}, e.what(), actor);
         reply(std::string("err ") + e.what());
@@ -442,13 +460,17 @@ ShellRecord Shells::get(const std::string& id) {
     return *shell;
 }
 
-std::vector<ShellRecord> Shells::list(bool all, const std::optional<std::string>& agent) {
+std::vector<ShellRecord> Shells::list(bool all, const std::optional<std::string>& agent,
+                                      const std::optional<std::string>& session) {
     std::string sql = std::string("SELECT ") + kColumns + " FROM shells WHERE 1";
     if (!all) sql += " AND status IN ('starting', 'running')";
     if (agent) sql += " AND agent = ?";
+    if (session) sql += " AND session = ?";
     sql += " ORDER BY started_at, id";
     SQLite::Statement select(store_.db(), sql);
-    if (agent) select.bind(1, *agent);
+    int index = 0;
+    if (agent) select.bind(++index, *agent);
+    if (session) select.bind(++index, *session);
     std::vector<ShellRecord> shells;
     while (select.executeStep()) shells.push_back(read_shell(select));
     for (auto& s : shells) reconcile(s);

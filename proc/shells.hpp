@@ -44,6 +44,7 @@ struct ShellRecord {
     std::optional<int> exit_code;
     std::optional<std::string> signal;
     std::optional<std::string> error;
+    std::optional<std::string> session;  // started by `team session start`
 
     bool running() const { return status == "starting" || status == "running"; }
 };
@@ -62,6 +63,10 @@ struct ShellStart {
     std::optional<std::int64_t> team_id;
     std::optional<std::string> agent;
     std::string actor;  // who asked, for the activity log
+    // A session's command (SPEC 9): `argv` is what is shown (bash -c STRING); what runs is
+    // bash reading `script` on fd 3 (proc/session_state.hpp).
+    std::optional<std::string> session;
+    std::optional<std::string> script;
 };
 
 struct KillResult {
@@ -87,8 +92,9 @@ class Shells {
 
     // The shell, brought up to date first (see reconcile). Not found: "Shell not found: ID".
     ShellRecord get(const std::string& id);
-    // Running shells (all: finished ones too), oldest first.
-    std::vector<ShellRecord> list(bool all, const std::optional<std::string>& agent);
+    // Running shells (all: finished ones too), oldest first; of one agent or one session.
+    std::vector<ShellRecord> list(bool all, const std::optional<std::string>& agent,
+                                  const std::optional<std::string>& session = std::nullopt);
 
     // Signals the whole tree, waits up to `timeout`, then SIGKILL unless !force.
     KillResult kill(const std::string& id, int sig, Millis timeout, bool force,

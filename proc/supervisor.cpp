@@ -4,6 +4,7 @@
 #include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -53,7 +54,8 @@ bool is_executable_file(const std::string& path) {
 // In the child, between fork and exec: only async-signal-safe calls. Reports errno through
 // `error_fd` and exits when a step fails.
 [[noreturn]] void exec_child(const LaunchSpec& spec, const char* program, char* const* argv,
-                             char* const* envp, int output_fd, int error_fd, pid_t supervisor) {
+                             char* const* envp, int output_fd, int stderr_fd, int error_fd,
+                             pid_t supervisor) {
     auto fail = [&](int stage) {
         int report[2] = {stage, errno};
         (void)!::write(error_fd, report, sizeof report);
@@ -78,10 +80,21 @@ bool is_executable_file(const std::string& path) {
         ::dup2(output_fd, STDOUT_FILENO);
         ::dup2(output_fd, STDERR_FILENO);
     }
+    if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
     if (::chdir(spec.cwd.c_str()) != 0) fail(2);
-    // Only stdin, stdout and stderr reach the command: every other descriptor this process
-    // holds (inherited from whoever started team) closes at exec.
+    // Only stdin, stdout, stderr and the descriptors passed on purpose reach the command: every
+    // other descriptor this process holds (inherited from whoever started team) closes at exec.
+    // The passed ones are first moved out of the way, so that no target overwrites a source.
+    int moved[8];
+    std::size_t passed = std::min<std::size_t>(spec.pass_fds.size(), 8);
+    for (std::size_t i = 0; i < passed; ++i) {
+        moved[i] = ::fcntl(spec.pass_fds[i].first, F_DUPFD_CLOEXEC, 64);
+        if (moved[i] < 0) fail(4);
+    }
     ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+    for (std::size_t i = 0; i < passed; ++i) {
+        if (::dup2(moved[i], spec.pass_fds[i].second) < 0) fail(4);  // dup2 clears CLOEXEC
+    }
     // Restore what the supervisor changed: the signal mask and dispositions.
     sigset_t none;
     sigemptyset(&none);
@@ -148,6 +161,23 @@ std::string require_program(const std::string& program, const std::string& path,
                  (exists ? "it is not an executable file" : "command not found"));
 }
 
+int memory_file(const char* name, std::string_view content) {
+    int fd = ::memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0) throw failed(std::string("memfd_create: ") + std::strerror(errno));
+    while (!content.empty()) {
+        ssize_t n = ::write(fd, content.data(), content.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int saved = errno;
+            ::close(fd);
+            throw failed(std::string("cannot write a memory file: ") + std::strerror(saved));
+        }
+        content.remove_prefix(static_cast<std::size_t>(n));
+    }
+    ::lseek(fd, 0, SEEK_SET);
+    return fd;
+}
+
 Supervisor::Supervisor() {
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     sigset_t set;
@@ -161,6 +191,7 @@ Supervisor::Supervisor() {
 Supervisor::~Supervisor() {
     if (signal_fd_ >= 0) ::close(signal_fd_);
     if (output_fd_ >= 0) ::close(output_fd_);
+    if (error_fd_ >= 0) ::close(error_fd_);
     sigset_t set;
     sigemptyset(&set);
     for (int sig : kTakenSignals) sigaddset(&set, sig);
@@ -181,17 +212,28 @@ pid_t Supervisor::start(const LaunchSpec& spec) {
     if (spec.capture_output && ::pipe2(out, O_CLOEXEC) != 0) {
         throw failed(std::string("pipe: ") + std::strerror(errno));
     }
+    int errout[2] = {-1, -1};
+    if (spec.capture_output && spec.separate_stderr && ::pipe2(errout, O_CLOEXEC) != 0) {
+        if (out[0] >= 0) ::close(out[0]), ::close(out[1]);
+        throw failed(std::string("pipe: ") + std::strerror(errno));
+    }
     int err[2];
     if (::pipe2(err, O_CLOEXEC) != 0) throw failed(std::string("pipe: ") + std::strerror(errno));
+    if (spec.pass_fds.size() > 8) throw usage_error("at most 8 descriptors can be passed");
 
     pid_t self = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) throw failed(std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) exec_child(spec, program.c_str(), argv.data(), envp.data(), out[1], err[1], self);
+    if (pid == 0) {
+        exec_child(spec, program.c_str(), argv.data(), envp.data(), out[1], errout[1], err[1],
+                   self);
+    }
 
     ::close(err[1]);
     if (out[1] >= 0) ::close(out[1]);
+    if (errout[1] >= 0) ::close(errout[1]);
     output_fd_ = out[0];
+    error_fd_ = errout[0];
     child_ = pid;
     // Also set here, so the group exists whichever of parent and child runs first.
     ::setpgid(pid, pid);
@@ -205,6 +247,8 @@ pid_t Supervisor::start(const LaunchSpec& spec) {
     if (n == sizeof report) {
         ::waitpid(pid, nullptr, 0);
         child_ = 0;
+        if (report[0] == 4)
+            throw failed(std::string("cannot pass a descriptor: ") + std::strerror(report[1]));
         const char* what = report[0] == 2 ? "cannot change to directory " : "cannot run ";
         std::string target = report[0] == 2 ? spec.cwd : spec.argv[0];
         throw failed(what + quote(target) + ": " + std::strerror(report[1]));
@@ -236,7 +280,8 @@ void Supervisor::end_tree(int sig, std::chrono::milliseconds grace) {
     terminate_tree(target, sig, grace, true);
 }
 
-RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_output) {
+RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_output,
+                           const std::function<void(std::string_view)>& on_error) {
     RunOutcome outcome;
     // The timeout, while it is still to be enforced.
     bool armed = spec_.timeout.has_value();
@@ -264,13 +309,14 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
                 end_tree(SIGTERM, kLeftoverGrace);
             cleaned_up = true;
         }
-        if (cleaned_up && output_fd_ < 0) {
+        if (cleaned_up && output_fd_ < 0 && error_fd_ < 0) {
             reap(outcome);
             if (::waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD) return outcome;
         }
 
-        pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {output_fd_, POLLIN, 0}};
-        int count = output_fd_ >= 0 ? 2 : 1;
+        // A closed stream stays in the set as -1, which poll skips.
+        pollfd fds[3] = {{signal_fd_, POLLIN, 0}, {output_fd_, POLLIN, 0}, {error_fd_, POLLIN, 0}};
+        int count = 3;
         int wait_ms = -1;
         if (armed && !child_done_) {
             auto left =
@@ -285,7 +331,7 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
             int until_plan = static_cast<int>(std::max<long long>(0, left));
             wait_ms = wait_ms < 0 ? until_plan : std::min(wait_ms, until_plan);
         }
-        if (cleaned_up && output_fd_ < 0) wait_ms = 50;  // children still being reaped
+        if (cleaned_up && output_fd_ < 0 && error_fd_ < 0) wait_ms = 50;  // still being reaped
         int rc = ::poll(fds, count, wait_ms);
         if (rc < 0 && errno != EINTR) throw failed(std::string("poll: ") + std::strerror(errno));
 
@@ -313,15 +359,19 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
             reap(outcome);
             if (wake) consult_plan(true);
         }
-        if (count == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-            ssize_t n = ::read(output_fd_, buf, sizeof buf);
+        auto drain = [&](int& fd, short revents,
+                         const std::function<void(std::string_view)>& deliver) {
+            if (fd < 0 || !(revents & (POLLIN | POLLHUP | POLLERR))) return;
+            ssize_t n = ::read(fd, buf, sizeof buf);
             if (n > 0) {
-                on_output(std::string_view(buf, static_cast<size_t>(n)));
+                if (deliver) deliver(std::string_view(buf, static_cast<size_t>(n)));
             } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-                ::close(output_fd_);
-                output_fd_ = -1;
+                ::close(fd);
+                fd = -1;
             }
-        }
+        };
+        drain(output_fd_, fds[1].revents, on_output);
+        drain(error_fd_, fds[2].revents, on_error ? on_error : on_output);
         reap(outcome);
     }
 }

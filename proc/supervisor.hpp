@@ -37,6 +37,7 @@ struct LaunchSpec {
     std::string cwd;
     std::vector<std::string> env;  // the command's whole environment, "K=V"
     bool capture_output = true;    // stdout+stderr to the supervisor; false: inherited
+    bool separate_stderr = false;  // with capture_output: stderr to its own callback
     bool null_stdin = true;        // stdin from /dev/null; false: inherited
     bool foreground_tty = false;   // make the command the terminal's foreground group
     std::optional<std::chrono::milliseconds> timeout;
@@ -45,6 +46,9 @@ struct LaunchSpec {
     // Asked on SIGUSR1 (`woken` true) and when a planned stop comes due (none: SIGUSR1 is
     // ignored).
     std::function<StopPlan(bool woken)> stop_plan;
+    // Descriptors of the supervisor handed to the command: {ours, the number it gets there}
+    // (numbers from 3 up; every other descriptor is closed at exec).
+    std::vector<std::pair<int, int>> pass_fds;
 };
 
 // How a process ended: exactly one of the two is set.
@@ -75,6 +79,10 @@ std::string require_program(const std::string& program, const std::string& path,
 std::vector<std::string> merged_environment(const std::vector<std::string>& overrides,
                                             const std::vector<std::string>& drop_prefixes = {});
 
+// A descriptor of an anonymous memory file holding `content`, at offset 0, close-on-exec (for
+// LaunchSpec::pass_fds, or for a child to open as /proc/PID/fd/N).
+int memory_file(const char* name, std::string_view content);
+
 class Supervisor {
   public:
     // Makes this process a child subreaper and takes SIGCHLD, SIGTERM, SIGINT, SIGHUP and
@@ -91,8 +99,10 @@ class Supervisor {
     std::uint64_t child_start_time() const { return child_start_; }
 
     // Runs until the command has ended and nothing below the supervisor is left; passes every
-    // chunk of output to `on_output` as it arrives.
-    RunOutcome run(const std::function<void(std::string_view)>& on_output);
+    // chunk of output to `on_output` as it arrives (stderr to `on_error` instead when the spec
+    // keeps it separate).
+    RunOutcome run(const std::function<void(std::string_view)>& on_output,
+                   const std::function<void(std::string_view)>& on_error = {});
 
   private:
     void reap(RunOutcome& outcome);
@@ -101,6 +111,7 @@ class Supervisor {
     LaunchSpec spec_;
     int signal_fd_ = -1;
     int output_fd_ = -1;
+    int error_fd_ = -1;  // stderr, when kept apart
     pid_t child_ = 0;
     std::uint64_t child_start_ = 0;
     bool child_done_ = false;

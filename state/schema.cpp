@@ -212,6 +212,34 @@ CREATE TABLE shutdown_requests (
 CREATE INDEX shutdown_requests_agent ON shutdown_requests(agent_id, id);
 CREATE INDEX shutdown_requests_open ON shutdown_requests(team_id, id) WHERE closed_at IS NULL;
 )sql",
+
+    // 6: sessions (SPEC 9): state that lasts between commands, the session commands running in
+    // the foreground (`session exec`), and background shells started from a session.
+    R"sql(
+CREATE TABLE sessions (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    state       TEXT NOT NULL,                 -- JSON, proc/session_state.hpp
+    team_id     INTEGER REFERENCES teams(id) ON DELETE SET NULL,
+    created_by  TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    commands    INTEGER NOT NULL DEFAULT 0     -- exec and start, counted when they begin
+);
+CREATE TABLE session_execs (
+    id               INTEGER PRIMARY KEY,
+    session_id       INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    command          TEXT NOT NULL,
+    actor            TEXT NOT NULL,
+    supervisor_pid   INTEGER NOT NULL,        -- the `team session exec` process
+    supervisor_start INTEGER NOT NULL,
+    started_at       INTEGER NOT NULL
+);
+CREATE INDEX session_execs_session ON session_execs(session_id);
+ALTER TABLE shells ADD COLUMN session TEXT;  -- the session's name
+ALTER TABLE shells ADD COLUMN script TEXT;   -- the bash script it starts from (until it runs)
+CREATE INDEX shells_session ON shells(session) WHERE session IS NOT NULL;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -61,6 +61,16 @@ void seed(SQLite::Database& db, int version) {
                 VALUES (1, 2, 'graceful', 'confirmed', 'lead@web', 8, 5000, 9);
         )sql");
     }
+    if (version >= 6) {
+        db.exec(R"sql(
+            INSERT INTO sessions (id, name, state, team_id, created_by, created_at, updated_at)
+                VALUES (1, 'app', '{"cwd": "/srv"}', 1, 'lead@web', 10, 10);
+            INSERT INTO session_execs (session_id, command, actor, supervisor_pid,
+                                       supervisor_start, started_at)
+                VALUES (1, 'make', 'lead@web', 1, 1, 10);
+            UPDATE shells SET session = 'app' WHERE id = 'bg-000001';
+        )sql");
+    }
 }
 
 void check_seed_kept(SQLite::Database& db, int version) {
@@ -83,6 +93,11 @@ void check_seed_kept(SQLite::Database& db, int version) {
     }
     if (version >= 5) {
         CHECK(db.execAndGet("SELECT phase FROM shutdown_requests").getString() == "confirmed");
+    }
+    if (version >= 6) {
+        CHECK(db.execAndGet("SELECT state FROM sessions").getString() == R"({"cwd": "/srv"})");
+        CHECK(db.execAndGet("SELECT command FROM session_execs").getString() == "make");
+        CHECK(db.execAndGet("SELECT session FROM shells").getString() == "app");
     }
 }
 

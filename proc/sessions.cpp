@@ -1,0 +1,439 @@
+#include "proc/sessions.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "base/text.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/process_table.hpp"
+#include "proc/terminate.hpp"
+#include "state/activity.hpp"
+#include "state/sql.hpp"
+
+namespace team::proc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kSessionColumns =
+    "id, name, state, team_id, created_by, created_at, updated_at, commands";
+
+SessionRecord read_session(SQLite::Statement& row) {
+    SessionRecord s;
+    s.id = row.getColumn(0).getInt64();
+    s.name = row.getColumn(1).getString();
+    s.state = session_state_from_json(nlohmann::json::parse(row.getColumn(2).getString()));
+    s.team_id = column_or_null<std::int64_t>(row.getColumn(3));
+    s.created_by = row.getColumn(4).getString();
+    s.created_at = row.getColumn(5).getInt64();
+    s.updated_at = row.getColumn(6).getInt64();
+    s.commands = row.getColumn(7).getInt64();
+    return s;
+}
+
+std::optional<SessionRecord> select_session(SQLite::Database& db, const std::string& name) {
+    SQLite::Statement select(
+        db, std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE name = ?");
+    select.bind(1, name);
+    if (!select.executeStep()) return std::nullopt;
+    return read_session(select);
+}
+
+std::vector<SessionExec> select_execs(SQLite::Database& db, std::int64_t session_id) {
+    SQLite::Statement select(db, R"sql(
+        SELECT id, command, actor, supervisor_pid, supervisor_start, started_at
+        FROM session_execs WHERE session_id = ? ORDER BY id
+    )sql");
+    select.bind(1, session_id);
+    std::vector<SessionExec> execs;
+    while (select.executeStep()) {
+        SessionExec e;
+        e.id = select.getColumn(0).getInt64();
+        e.command = select.getColumn(1).getString();
+        e.actor = select.getColumn(2).getString();
+        e.supervisor_pid = select.getColumn(3).getInt64();
+        e.supervisor_start = select.getColumn(4).getInt64();
+        e.started_at = select.getColumn(5).getInt64();
+        execs.push_back(std::move(e));
+    }
+    return execs;
+}
+
+void check_session_name(const std::string& name) {
+    check_name(name, "session name");
+}
+
+bool is_directory(const std::string& path) {
+    struct stat st {};
+    return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Where the caller is, by the name it used ($PWD, when that names the current directory).
+std::string caller_cwd() {
+    const char* pwd = std::getenv("PWD");
+    struct stat named {
+    }, here{};
+    if (pwd && pwd[0] == '/' && ::stat(pwd, &named) == 0 && ::stat(".", &here) == 0 &&
+        named.st_dev == here.st_dev && named.st_ino == here.st_ino) {
+        return pwd;
+    }
+    return fs::current_path().string();
+}
+
+// The session's directory, or, when it is gone, $HOME (else /) with a warning.
+std::string usable_cwd(const std::string& cwd, std::vector<std::string>& warnings) {
+    if (is_directory(cwd)) return cwd;
+    const char* home = std::getenv("HOME");
+    std::string fallback = home && is_directory(home) ? home : "/";
+    warnings.push_back("the session's directory " + quote(cwd) +
+                       " no longer exists; the command runs in " + quote(fallback));
+    return fallback;
+}
+
+// The markers that find what is left of an exec whose `team session exec` died.
+std::vector<std::string> exec_marker(std::int64_t exec_id, const fs::path& home) {
+    return {"TEAM_SESSION_EXEC=" + std::to_string(exec_id), "TEAM_SESSION_HOME=" + home.string()};
+}
+
+// The session's existing record, or a new one; `commands` counted and `updated_at` set.
+SessionRecord open_session(Store& store, const Clock& clock, const std::string& name,
+                           std::optional<std::int64_t> team_id, const std::string& actor,
+                           bool& created) {
+    EpochMs now = clock.now();
+    auto session = select_session(store.db(), name);
+    created = !session;
+    if (!session) {
+        SessionState state;
+        state.cwd = caller_cwd();
+        SQLite::Statement insert(store.db(), R"sql(
+            INSERT INTO sessions (name, state, team_id, created_by, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?)
+        )sql");
+        insert.bind(1, name);
+        insert.bind(2, to_json(state).dump());
+        bind_or_null(insert, 3, team_id);
+        insert.bind(4, actor);
+        insert.bind(5, now);
+        insert.bind(6, now);
+        insert.exec();
+        append_activity(store.db(), team_id, now, actor, "session_created",
+                        {{"session", name}, {"cwd", state.cwd}});
+        session = select_session(store.db(), name);
+    }
+    SQLite::Statement touch(
+        store.db(), "UPDATE sessions SET commands = commands + 1, updated_at = ? WHERE id = ?");
+    touch.bind(1, now);
+    touch.bind(2, session->id);
+    touch.exec();
+    session->commands += 1;
+    session->updated_at = now;
+    return *session;
+}
+
+std::string read_memory_file(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_size <= 0) return {};
+    std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+    ssize_t n = ::pread(fd, bytes.data(), bytes.size(), 0);
+    bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return bytes;
+}
+
+// Keeps the last `limit` bytes (about: the exact cut, on a UTF-8 boundary, is made at the end).
+void keep_tail(std::string& kept, std::string_view chunk, std::size_t limit, bool& truncated) {
+    kept.append(chunk);
+    if (kept.size() > 2 * limit + 4) {
+        kept.erase(0, kept.size() - limit - 4);
+        truncated = true;
+    }
+}
+
+void cut_tail(std::string& kept, std::size_t limit, bool& truncated) {
+    if (kept.size() <= limit) return;
+    kept = std::string(utf8_tail(kept, limit));
+    truncated = true;
+}
+
+class Descriptor {
+  public:
+    explicit Descriptor(int fd) : fd_(fd) {}
+    ~Descriptor() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    Descriptor(const Descriptor&) = delete;
+    Descriptor& operator=(const Descriptor&) = delete;
+    int get() const { return fd_; }
+    // The path a child of this process opens it by.
+    std::string path() const {
+        return "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fd_);
+    }
+
+  private:
+    int fd_;
+};
+
+}  // namespace
+
+int SessionExecResult::exit_code() const {
+    if (timed_out) return 124;
+    if (status.signal) return 128 + *status.signal;
+    return status.exit_code.value_or(1);
+}
+
+SessionExecResult Sessions::exec(const SessionExecRequest& request) {
+    check_session_name(request.name);
+    SessionExecResult result;
+    std::int64_t exec_id = 0;
+    SessionRecord session = store_.write([&] {
+        auto s = open_session(store_, clock_, request.name, request.team_id, request.actor,
+                              result.created);
+        SQLite::Statement insert(store_.db(), R"sql(
+            INSERT INTO session_execs (session_id, command, actor, supervisor_pid,
+                                       supervisor_start, started_at)
+            VALUES (?, ?, ?, ?, ?, ?)
+        )sql");
+        insert.bind(1, s.id);
+        insert.bind(2, request.command);
+        insert.bind(3, request.actor);
+        insert.bind(4, static_cast<std::int64_t>(::getpid()));
+        insert.bind(5, static_cast<std::int64_t>(start_time_of(::getpid()).value_or(0)));
+        insert.bind(6, clock_.now());
+        insert.exec();
+        exec_id = store_.db().getLastInsertRowid();
+        return s;
+    });
+    // From here on the row is removed whatever happens.
+    struct Unregister {
+        Store& store;
+        std::int64_t id;
+        bool done = false;
+        ~Unregister() {
+            if (done) return;
+            try {
+                store.write([&] {
+                    SQLite::Statement del(store.db(), "DELETE FROM session_execs WHERE id = ?");
+                    del.bind(1, id);
+                    del.exec();
+                });
+            } catch (...) {
+            }
+        }
+    } unregister{store_, exec_id};
+
+    std::string cwd = usable_cwd(session.state.cwd, result.warnings);
+    bool moved = cwd != session.state.cwd;
+    Descriptor snapshots(memory_file("team-session-snapshots", ""));
+    Descriptor scratch(memory_file("team-session-scratch", ""));
+    RestoreScript how;
+    how.command = request.command;
+    how.snapshot_path = snapshots.path();
+    how.scratch_path = scratch.path();
+    Descriptor script(memory_file("team-session-script", restore_script(session.state, how)));
+
+    LaunchSpec spec;
+    spec.argv = {"bash", "--noprofile", "--norc", "-c", ". /dev/fd/3", "bash"};
+    spec.cwd = cwd;
+    auto markers = exec_marker(exec_id, store_.home());
+    markers.push_back("TEAM_SESSION=" + request.name);
+    markers.push_back("PWD=" + cwd);
+    spec.env = merged_environment(markers, {"BASH_ENV=", "ENV=", "SHELLOPTS=", "BASHOPTS="});
+    spec.separate_stderr = true;
+    spec.null_stdin = false;
+    spec.timeout = request.timeout;
+    spec.pass_fds = {{script.get(), 3}};
+    // On a terminal the command gets it (as the foreground group), as with `team run`.
+    bool tty = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    spec.foreground_tty = tty;
+
+    Supervisor supervisor;
+    supervisor.start(spec);
+    RunOutcome outcome = supervisor.run(
+        [&](std::string_view chunk) {
+            if (request.on_stdout) request.on_stdout(chunk);
+            keep_tail(result.stdout_text, chunk, request.output_limit, result.truncated);
+        },
+        [&](std::string_view chunk) {
+            if (request.on_stderr) request.on_stderr(chunk);
+            keep_tail(result.stderr_text, chunk, request.output_limit, result.truncated);
+        });
+    if (tty) {
+        ::signal(SIGTTOU, SIG_IGN);
+        ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+        ::signal(SIGTTOU, SIG_DFL);
+    }
+    cut_tail(result.stdout_text, request.output_limit, result.truncated);
+    cut_tail(result.stderr_text, request.output_limit, result.truncated);
+    result.status = outcome.status;
+    result.timed_out = outcome.timed_out;
+    result.interrupted = outcome.interrupted;
+
+    // What it changed counts only when it ended by itself (an exit code, whichever).
+    std::optional<StateChanges> changes;
+    if (!outcome.timed_out && !outcome.interrupted && !outcome.status.signal) {
+        ShellCapture capture = parse_capture(read_memory_file(snapshots.get()));
+        if (capture.before && capture.after) {
+            changes = diff(*capture.before, *capture.after, session.state);
+            if (moved) changes->cwd = capture.after->cwd;
+        }
+    }
+    result.cwd = session.state.cwd;
+    store_.write([&] {
+        SQLite::Statement del(store_.db(), "DELETE FROM session_execs WHERE id = ?");
+        del.bind(1, exec_id);
+        del.exec();
+        if (!changes) return;
+        // Written over the state as it is now: what another command changed meanwhile stays,
+        // unless this one changed the same thing (then the one that ends last wins).
+        SQLite::Statement select(store_.db(), "SELECT state FROM sessions WHERE id = ?");
+        select.bind(1, session.id);
+        if (!select.executeStep()) return;  // closed meanwhile
+        SessionState now =
+            session_state_from_json(nlohmann::json::parse(select.getColumn(0).getString()));
+        select.reset();
+        apply(now, *changes);
+        result.cwd = now.cwd;
+        result.state_kept = true;
+        if (changes->empty()) return;
+        SQLite::Statement up(store_.db(), "UPDATE sessions SET state = ? WHERE id = ?");
+        up.bind(1, to_json(now).dump());
+        up.bind(2, session.id);
+        up.exec();
+    });
+    unregister.done = true;
+    return result;
+}
+
+std::pair<ShellRecord, std::vector<std::string>> Sessions::start(
+    const SessionStartRequest& request) {
+    check_session_name(request.name);
+    bool created = false;
+    SessionRecord session = store_.write([&] {
+        return open_session(store_, clock_, request.name, request.team_id, request.actor, created);
+    });
+    std::vector<std::string> warnings;
+    std::string cwd = usable_cwd(session.state.cwd, warnings);
+    RestoreScript how;
+    how.command = request.command;
+    ShellStart shell;
+    shell.argv = {"bash", "-c", request.command};
+    shell.cwd = cwd;
+    shell.env = {"PWD=" + cwd, "TEAM_SESSION=" + request.name};
+    shell.timeout = request.timeout;
+    shell.output_limit = request.output_limit;
+    shell.team_id = request.team_id ? request.team_id : session.team_id;
+    shell.agent = request.agent;
+    shell.actor = request.actor;
+    shell.session = request.name;
+    shell.script = restore_script(session.state, how);
+    Shells shells(store_, clock_);
+    return {shells.start(shell), warnings};
+}
+
+std::vector<SessionRecord> Sessions::list() {
+    SQLite::Statement select(
+        store_.db(), std::string("SELECT ") + kSessionColumns + " FROM sessions ORDER BY name");
+    std::vector<SessionRecord> sessions;
+    while (select.executeStep()) sessions.push_back(read_session(select));
+    return sessions;
+}
+
+SessionRecord Sessions::get(const std::string& name) {
+    check_session_name(name);
+    if (auto session = select_session(store_.db(), name)) return *session;
+    std::vector<std::string> names;
+    for (const auto& s : list()) names.push_back(s.name);
+    throw not_found("session " + quote(name) + " not found" + did_you_mean(name, names));
+}
+
+bool Sessions::reconcile(const SessionExec& exec) {
+    if (Pidfd::open(static_cast<pid_t>(exec.supervisor_pid),
+                    static_cast<std::uint64_t>(exec.supervisor_start))) {
+        return false;
+    }
+    TreeTarget leftovers;
+    leftovers.marker = exec_marker(exec.id, store_.home());
+    terminate_tree(leftovers, SIGKILL, Millis(0), true);
+    store_.write([&] {
+        SQLite::Statement del(store_.db(), "DELETE FROM session_execs WHERE id = ?");
+        del.bind(1, exec.id);
+        del.exec();
+    });
+    return true;
+}
+
+std::vector<SessionExec> Sessions::running_execs(const SessionRecord& session) {
+    auto execs = select_execs(store_.db(), session.id);
+    std::erase_if(execs, [&](const SessionExec& e) { return reconcile(e); });
+    return execs;
+}
+
+std::vector<ShellRecord> Sessions::running_shells(const SessionRecord& session) {
+    Shells shells(store_, clock_);
+    return shells.list(false, std::nullopt, session.name);
+}
+
+SessionCloseResult Sessions::close(const std::string& name, Millis timeout,
+                                   const std::string& actor) {
+    SessionRecord session = get(name);
+    SessionCloseResult result;
+    result.name = name;
+    // Forgotten first, with what runs in it read in the same transaction: a command started
+    // after this makes a new session, which the close leaves alone.
+    std::vector<SessionExec> execs;
+    std::vector<std::string> shell_ids;
+    store_.write([&] {
+        auto now = select_session(store_.db(), name);
+        if (!now) throw not_found("session " + quote(name) + " not found");
+        execs = select_execs(store_.db(), now->id);
+        SQLite::Statement shells(store_.db(), R"sql(
+            SELECT id FROM shells WHERE session = ? AND status IN ('starting', 'running')
+            ORDER BY started_at, id
+        )sql");
+        shells.bind(1, name);
+        while (shells.executeStep()) shell_ids.push_back(shells.getColumn(0).getString());
+        SQLite::Statement del(store_.db(), "DELETE FROM sessions WHERE id = ?");
+        del.bind(1, now->id);
+        del.exec();
+        append_activity(store_.db(), now->team_id, clock_.now(), actor, "session_closed",
+                        {{"session", name},
+                         {"execs", static_cast<std::int64_t>(execs.size())},
+                         {"shells", shell_ids}});
+    });
+
+    // The execs: everything below each `team session exec` (a subreaper), which then reports
+    // the command as killed and keeps nothing of it.
+    std::vector<TreeTarget> targets;
+    for (const auto& e : execs) {
+        TreeTarget t;
+        if (Pidfd::open(static_cast<pid_t>(e.supervisor_pid),
+                        static_cast<std::uint64_t>(e.supervisor_start))) {
+            t.root = static_cast<pid_t>(e.supervisor_pid);
+            t.root_start = static_cast<std::uint64_t>(e.supervisor_start);
+        }
+        t.marker = exec_marker(e.id, store_.home());
+        targets.push_back(std::move(t));
+    }
+    if (!targets.empty()) {
+        TerminateOutcome outcome = terminate_trees(targets, SIGTERM, timeout, true);
+        result.execs_killed = static_cast<int>(execs.size());
+        result.survivors += outcome.survivors;
+    }
+    Shells shells(store_, clock_);
+    for (const auto& id : shell_ids) {
+        KillResult killed = shells.kill(id, SIGTERM, timeout, true, actor);
+        if (killed.signal_sent != "none") result.shells_killed.push_back(id);
+        if (!killed.success) result.survivors += 1;
+    }
+    return result;
+}
+
+}  // namespace team::proc
