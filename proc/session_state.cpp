@@ -523,16 +523,26 @@ std::string restore_script(const SessionState& state, const RestoreScript& how) 
     // Aliases last, and the words after them quoted, so that no alias can change this script.
     for (const auto& [name, value] : state.aliases)
         script += "builtin alias -- " + bash_quote(name + "=" + value) + "\n";
-    if (snapshots) script += "\\__team_snap before\n\\builtin trap -- '__team_snap after' EXIT\n";
-    // The `set -o` options go inside the eval, so that xtrace traces the command and not this
-    // script, and errexit and nounset apply to the command only.
+    // The snapshot calls run with stderr to /dev/null: under xtrace, their own trace lines go
+    // there too, and the user's stderr shows the command's trace only.
+    if (snapshots) {
+        script +=
+            "{ \\__team_snap before; } 2>/dev/null\n"
+            "\\builtin trap -- '{ \\__team_snap after; } 2>/dev/null' EXIT\n";
+    }
+    // $0 as in `bash -c`, so that messages read "bash: ...".
+    script += "BASH_ARGV0=bash\n";
+    // The command is part of the script itself (bash reads it as it runs, like any script):
+    // no eval and no `source`, so xtrace shows it with one '+' and a syntax error is reported
+    // as bash would. The `set -o` options go on its first line, so that xtrace traces the
+    // command and not this script, and errexit and nounset apply to the command only. The
+    // empty line after it ends a last line that ends with a backslash.
     std::string options;
     for (const auto& [name, enabled] : state.options)
         options += std::string(enabled ? " -o " : " +o ") + name;
-    std::string command = how.command;
-    if (!options.empty()) command = "builtin set" + options + "\n" + command;
-    script += "\\builtin eval -- " + bash_quote(command) + "\n";
-    if (snapshots) script += "\\__team_snap after\n";
+    if (!options.empty()) script += "builtin set" + options + "; ";
+    script += how.command + "\n\n";
+    if (snapshots) script += "{ \\__team_snap after; } 2>/dev/null\n";
     return script;
 }
 

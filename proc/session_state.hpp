@@ -2,8 +2,9 @@
 //
 // A session command runs in a fresh `bash --noprofile --norc`, handed a script that restores
 // the session's state (variables, functions, aliases, options; the cwd is the command's working
-// directory), takes a snapshot, runs the command string with `eval`, and takes a second
-// snapshot when the shell exits, from an EXIT trap (so `exit 3` and `set -e` are covered too).
+// directory), takes a snapshot, runs the command string (the end of the script itself), and
+// takes a second snapshot after it, or, when the shell exits first, from an EXIT trap (so
+// `exit 3`, `set -e` and syntax errors are covered too).
 // A snapshot is what bash itself prints (`declare -p`, `declare -f`, $SHELLOPTS, $BASHOPTS,
 // BASH_ALIASES), NUL-separated; nothing forks. What the command changed is the difference
 // between the two snapshots, and only that is written over the session's state, so two
@@ -107,7 +108,7 @@ void apply(SessionState& state, const StateChanges& changes);
 bool is_untracked_variable(const std::string& name);
 
 struct RestoreScript {
-    std::string command;  // the command string, run with eval
+    std::string command;  // the command string, the last part of the script
     // Where the snapshots go and a scratch file (both paths bash can open), or empty: no
     // snapshots (a background command's state is not kept).
     std::string snapshot_path, scratch_path;

@@ -240,7 +240,7 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
     Descriptor script(memory_file("team-session-script", restore_script(session.state, how)));
 
     LaunchSpec spec;
-    spec.argv = {"bash", "--noprofile", "--norc", "-c", ". /dev/fd/3", "bash"};
+    spec.argv = {"bash", "--noprofile", "--norc", "/dev/fd/3"};
     spec.cwd = cwd;
     auto markers = exec_marker(exec_id, store_.home());
     markers.push_back("TEAM_SESSION=" + request.name);

@@ -409,7 +409,7 @@ int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
         if (select.executeStep() && !select.getColumn(0).isNull()) {
             // A session's command: bash reads the script that restores the session on fd 3.
             script_fd = memory_file("team-session-script", select.getColumn(0).getString());
-            spec.argv = {"bash", "--noprofile", "--norc", "-c", ". /dev/fd/3", "bash"};
+            spec.argv = {"bash", "--noprofile", "--norc", "/dev/fd/3"};
             spec.pass_fds = {{script_fd, 3}};
         }
         supervisor.start(spec);
