@@ -111,7 +111,8 @@ void add_exec(CLI::App& session) {
                     "bytes of stdout and of stderr kept for --json (the end; default 16 MiB)")
         ->type_name("BYTES")
         ->check(whole_number(1));
-    command_argument(cmd, o->words);
+    command_argument(cmd, o->words, "COMMAND-STRING",
+                     "bash code, after --: the words are joined with spaces; - reads it from stdin");
     cmd->footer(
         "COMMAND-STRING is bash; the words after -- are joined with spaces, and a lone - reads\n"
         "it from standard input. It runs in a fresh bash, in its own process group, started\n"
@@ -175,7 +176,8 @@ void add_start(CLI::App& session) {
                     "keep only the last BYTES of output (default 16 MiB)")
         ->type_name("BYTES")
         ->check(whole_number(1));
-    command_argument(cmd, o->words);
+    command_argument(cmd, o->words, "COMMAND-STRING",
+                     "bash code, after --: the words are joined with spaces; - reads it from stdin");
     cmd->footer(
         "A background shell (see team shell): list, watch, wait on and kill it with team shell.\n"
         "Killing it leaves the session and its other commands alone. Like `cmd &` in a shell,\n"

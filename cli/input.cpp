@@ -66,15 +66,21 @@ std::vector<std::string> split_command_line(const CLI::App& app, int argc, char*
     return head;
 }
 
-void command_argument(CLI::App* cmd, std::vector<std::string>& argv) {
+void command_argument(CLI::App* cmd, std::vector<std::string>& argv, const std::string& name,
+                      const std::string& description) {
     g_command_takers.push_back(cmd);
-    cmd->add_option("CMD", argv,
-                    "the command and its arguments, executed as given (never through a shell)");
-    cmd->parse_complete_callback([cmd, &argv] {
+    cmd->add_option(name, argv,
+                    description.empty()
+                        ? "the command and its arguments, executed as given (never through a shell)"
+                        : description);
+    cmd->parse_complete_callback([cmd, &argv, name] {
         if (g_after_dashes) argv.insert(argv.end(), g_after_dashes->begin(), g_after_dashes->end());
         if (argv.empty()) {
-            throw CLI::ValidationError("CMD", "no command given: put it after --, as in 'team " +
-                                                  cmd->get_name() + " -- CMD ARGS'");
+            std::string path = cmd->get_name();
+            for (auto* p = cmd->get_parent(); p && p->get_parent(); p = p->get_parent())
+                path = p->get_name() + " " + path;
+            throw CLI::ValidationError(name, "no command given: put it after --, as in 'team " +
+                                                 path + " -- " + name + "'");
         }
     });
 }
