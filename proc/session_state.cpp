@@ -349,6 +349,8 @@ ShellCapture parse_capture(std::string_view bytes) {
                 snap.options_on = split_colons(*value);
             } else if (*key == "shopt") {
                 snap.shopt_on = split_colons(*value);
+            } else if (*key == "umask") {
+                snap.umask = std::string(value->substr(0, value->find('\n')));
             } else if (*key == "vars") {
                 snap.vars = parse_declarations(*value);
             }
@@ -366,13 +368,14 @@ ShellCapture parse_capture(std::string_view bytes) {
 bool StateChanges::empty() const {
     return !cwd && set_vars.empty() && unset_vars.empty() && set_functions.empty() &&
            unset_functions.empty() && set_aliases.empty() && unset_aliases.empty() &&
-           options.empty() && shopt.empty();
+           options.empty() && shopt.empty() && !umask;
 }
 
 StateChanges diff(const ShellSnapshot& before, const ShellSnapshot& after,
                   const SessionState& restored) {
     StateChanges changes;
     if (after.cwd != before.cwd) changes.cwd = after.cwd;
+    if (after.umask != before.umask) changes.umask = after.umask;
     diff_maps(before.vars, after.vars, changes.set_vars, changes.unset_vars,
               &is_untracked_variable);
     diff_maps(before.functions, after.functions, changes.set_functions, changes.unset_functions,
@@ -413,6 +416,7 @@ void apply(SessionState& state, const StateChanges& changes) {
     for (const auto& name : changes.unset_aliases) state.aliases.erase(name);
     for (const auto& [name, on] : changes.options) state.options[name] = on;
     for (const auto& [name, on] : changes.shopt) state.shopt[name] = on;
+    if (changes.umask) state.umask = *changes.umask;
 }
 
 nlohmann::json to_json(const SessionState& s) {
@@ -423,7 +427,7 @@ nlohmann::json to_json(const SessionState& s) {
         functions[name] = {{"text", f.text}, {"exported", f.exported}};
     return {{"cwd", s.cwd},           {"vars", vars},         {"unset", s.unset},
             {"functions", functions}, {"aliases", s.aliases}, {"options", s.options},
-            {"shopt", s.shopt}};
+            {"shopt", s.shopt},       {"umask", s.umask}};
 }
 
 SessionState session_state_from_json(const nlohmann::json& j) {
@@ -440,6 +444,7 @@ SessionState session_state_from_json(const nlohmann::json& j) {
     s.aliases = j.value("aliases", std::map<std::string, std::string>{});
     s.options = j.value("options", std::map<std::string, bool>{});
     s.shopt = j.value("shopt", std::map<std::string, bool>{});
+    s.umask = j.value("umask", "");
     return s;
 }
 
@@ -461,10 +466,15 @@ nlohmann::json describe(const SessionState& s) {
         if (on) options.push_back(name);
     for (const auto& [name, on] : s.shopt)
         if (on) shopt.push_back(name);
-    return {{"cwd", s.cwd},           {"env", env},
-            {"variables", variables}, {"unset", s.unset},
-            {"functions", functions}, {"aliases", s.aliases},
-            {"options", options},     {"shopt", shopt}};
+    return {{"cwd", s.cwd},
+            {"env", env},
+            {"variables", variables},
+            {"unset", s.unset},
+            {"functions", functions},
+            {"aliases", s.aliases},
+            {"options", options},
+            {"shopt", shopt},
+            {"umask", s.umask.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.umask)}};
 }
 
 std::string restore_script(const SessionState& state, const RestoreScript& how) {
@@ -486,6 +496,8 @@ std::string restore_script(const SessionState& state, const RestoreScript& how) 
     builtin printf 'snap\0%s\0status\0%s\0cwd\0%s\0opts\0%s\0shopt\0%s\0vars\0' \
         "$1" "$__team_st" "$PWD" "$__team_so" "$__team_bo"
     builtin declare -p
+    builtin printf '\0umask\0'
+    builtin umask
     builtin printf '\0'
     builtin local __team_l __team_n
     builtin local -a __team_fl
@@ -519,6 +531,10 @@ std::string restore_script(const SessionState& state, const RestoreScript& how) 
     std::string on, off;
     for (const auto& [name, enabled] : state.shopt) (enabled ? on : off) += " " + name;
     if (!on.empty()) script += "builtin shopt -s" + on + "\n";
+    // An octal mask as umask printed it; anything else was not written by bash: left out.
+    if (!state.umask.empty() && state.umask.find_first_not_of("01234567") == std::string::npos &&
+        state.umask.size() <= 4)
+        script += "builtin umask " + state.umask + "\n";
     if (!off.empty()) script += "builtin shopt -u" + off + "\n";
     // Aliases last, and the words after them quoted, so that no alias can change this script.
     for (const auto& [name, value] : state.aliases)

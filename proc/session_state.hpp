@@ -44,6 +44,7 @@ struct SessionState {
     std::map<std::string, std::string> aliases;
     std::map<std::string, bool> options;  // `set -o NAME` of those that matter
     std::map<std::string, bool> shopt;    // `shopt NAME` of those that matter
+    std::string umask;                    // "0027"; empty: the caller's
     bool operator==(const SessionState&) const = default;
 };
 
@@ -61,6 +62,7 @@ struct ShellSnapshot {
     std::string cwd;
     std::set<std::string> options_on;  // from $SHELLOPTS
     std::set<std::string> shopt_on;    // from $BASHOPTS
+    std::string umask;
     std::map<std::string, ShellVariable> vars;
     std::map<std::string, ShellFunction> functions;
     std::map<std::string, std::string> aliases;
@@ -93,6 +95,7 @@ struct StateChanges {
     std::set<std::string> unset_aliases;
     std::map<std::string, bool> options;
     std::map<std::string, bool> shopt;
+    std::optional<std::string> umask;
     bool empty() const;
 };
 

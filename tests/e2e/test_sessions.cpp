@@ -333,10 +333,12 @@ TEST_CASE("the caller's environment is each command's base; unset and changes st
           "none none s\n");
 }
 
-TEST_CASE("options, shopt and aliases that matter last; xtrace traces the command only",
+TEST_CASE("options, shopt, aliases and the umask last; xtrace traces the command only",
           "[sessions]") {
     Home h;
-    h.out("s", "set -o pipefail; shopt -s extglob nullglob; alias say='echo said'");
+    h.out("s", "set -o pipefail; shopt -s extglob nullglob; alias say='echo said'; umask 027");
+    CHECK(h.out("s", "umask") == "0027\n");
+    CHECK(h.show("s")["umask"] == "0027");
     CHECK(h.exec("s", "false | true")["exitCode"] == 1);
     CHECK(h.out("s", "x=abc; echo ${x/+(b)/B}; echo none*") == "aBc\n\n");
     CHECK(h.out("s", "say it") == "said it\n");
