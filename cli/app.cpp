@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "base/umask.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/input.hpp"
@@ -124,8 +125,9 @@ void add_global_options(CLI::App& app, GlobalOptions& g, std::string& home, std:
 }  // namespace
 
 int run(int argc, char** argv) {
-    // Everything team creates (home, database, logs, lock files) is private to the user.
-    ::umask(077);
+    // Everything team creates (home, database, logs, lock files) is private to the user; what
+    // it runs gets the user's umask back (base/umask.hpp).
+    make_files_private();
 
     bool json_requested = false;
     for (int i = 1; i < argc; ++i) {
@@ -155,26 +157,16 @@ int run(int argc, char** argv) {
         void (*add)(CLI::App&);
     };
     static const Command kCommands[] = {
-        {"create", add_create_command},
-        {"list", add_list_command},
-        {"status", add_status_command},
-        {"delete", add_delete_command},
-        {"activity", add_activity_command},
-        {"spawn", add_spawn_command},
-        {"agents", add_agents_command},
-        {"attach", add_attach_command},
-        {"logs", add_logs_command},
-        {"prompt", add_prompt_command},
-        {"send", add_send_command},
-        {"inbox", add_inbox_command},
-        {"task", add_task_command},
-        {"kill-agent", add_kill_command},
-        {"shutdown", add_shutdown_command},
-        {"teardown", add_teardown_command},
-        {"shell", add_shell_command},
-        {"session", add_session_command},
-        {"run", add_run_command},
-        {"__supervise", add_supervise_command},
+        {"create", add_create_command},     {"list", add_list_command},
+        {"status", add_status_command},     {"delete", add_delete_command},
+        {"activity", add_activity_command}, {"spawn", add_spawn_command},
+        {"agents", add_agents_command},     {"attach", add_attach_command},
+        {"logs", add_logs_command},         {"prompt", add_prompt_command},
+        {"send", add_send_command},         {"inbox", add_inbox_command},
+        {"task", add_task_command},         {"kill-agent", add_kill_command},
+        {"shutdown", add_shutdown_command}, {"teardown", add_teardown_command},
+        {"shell", add_shell_command},       {"session", add_session_command},
+        {"run", add_run_command},           {"__supervise", add_supervise_command},
         {"__agent", add_supervise_command},  // declares both hidden commands
     };
     const Command* only = nullptr;

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "base/umask.hpp"
 #include "proc/process_table.hpp"
 #include "proc/signals.hpp"
 #include "proc/terminate.hpp"
@@ -62,6 +63,7 @@ bool is_executable_file(const std::string& path) {
         ::_exit(127);
     };
     ::setpgid(0, 0);
+    ::umask(spec.umask);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != supervisor) ::_exit(127);  // the supervisor died before the prctl
     if (spec.foreground_tty && ::isatty(STDIN_FILENO)) {

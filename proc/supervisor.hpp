@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/umask.hpp"
+
 namespace team::proc {
 
 // When the supervisor should end its command on someone's request (SPEC 7: a confirmed
@@ -49,6 +51,7 @@ struct LaunchSpec {
     // Descriptors of the supervisor handed to the command: {ours, the number it gets there}
     // (numbers from 3 up; every other descriptor is closed at exec).
     std::vector<std::pair<int, int>> pass_fds;
+    mode_t umask = command_umask();  // the user's, not team's own 077
 };
 
 // How a process ended: exactly one of the two is set.

@@ -1,6 +1,7 @@
 #include "team/agents.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -213,6 +214,10 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
         log.exec();
     });
     fs::create_directories(fs::path(*agent.log_file).parent_path());
+    // Made here, private (SPEC 2): the pipe-pane that appends to it runs in the tmux server,
+    // which has the user's umask (base/umask.hpp).
+    int log_fd = ::open(agent.log_file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log_fd >= 0) ::close(log_fd);
 
     tmux::TmuxServer server(tmux_);
     std::optional<tmux::PaneInfo> pane;

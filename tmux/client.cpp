@@ -2,6 +2,7 @@
 #define BOOST_PROCESS_USE_STD_FS 1
 // Boost 1.81 forgets these two with BOOST_PROCESS_USE_STD_FS.
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -14,7 +15,9 @@
 #include <type_traits>
 
 #include <cstdlib>
+#include <optional>
 
+#include "base/umask.hpp"
 #include "proc/supervisor.hpp"
 #include "tmux/tmux.hpp"
 
@@ -67,7 +70,18 @@ TmuxResult TmuxClient::run(const std::vector<std::string>& args, std::string_vie
     asio::io_context ctx;
     try {
         asio::writable_pipe in(ctx);
-        bp::process proc(ctx, exe, argv, bp::process_stdio{in, out_fd, err_fd});
+        // A tmux server started by this call keeps the umask for every pane: the user's, not
+        // team's own (base/umask.hpp). umask is per process: set around the launch only.
+        mode_t own = ::umask(command_umask());
+        std::optional<bp::process> launched;
+        try {
+            launched.emplace(ctx, exe, argv, bp::process_stdio{in, out_fd, err_fd});
+        } catch (...) {
+            ::umask(own);
+            throw;
+        }
+        ::umask(own);
+        bp::process& proc = *launched;
         std::string input_copy(input);
         asio::async_write(in, asio::buffer(input_copy), [&](boost::system::error_code, size_t) {
             boost::system::error_code ignored;
