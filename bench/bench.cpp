@@ -317,6 +317,7 @@ std::vector<Figure> figures(const std::string& team) {
                     sample_argv({team, "--team", "bench", "agents", "--json"}), kill_tmux_server});
     for (auto& f : inbox_figures(team)) list.push_back(std::move(f));
     for (auto& f : shutdown_figures(team)) list.push_back(std::move(f));
+    for (auto& f : session_figures(team)) list.push_back(std::move(f));
     return list;
 }
 
@@ -441,13 +442,14 @@ void print_table(const Result& base, const std::vector<Result>& results) {
     std::printf(line, "figure", "median ms", "p90 ms", "ratio to /bin/true", "goal", "verdict");
     std::printf(line, ":-", "-:", "-:", "-:", "-:", ":-");
     auto row = [&](const Result& r, bool is_base) {
+        bool no_goal = is_base || r.goal_ms <= 0;  // the baseline, or a reference
         std::string verdict = !r.error.empty()        ? "FAILED"
-                              : is_base               ? ""
+                              : no_goal               ? ""
                               : r.median <= r.goal_ms ? "ok"
                                                       : "OVER";
         std::printf(line, r.name.c_str(), fmt("%.3f", r.median).c_str(), fmt("%.3f", r.p90).c_str(),
                     fmt("%.1fx", r.median / base.median).c_str(),
-                    is_base ? "" : fmt("%g ms", r.goal_ms).c_str(), verdict.c_str());
+                    no_goal ? "" : fmt("%g ms", r.goal_ms).c_str(), verdict.c_str());
     };
     row(base, true);
     for (const auto& r : results) row(r, false);
@@ -461,10 +463,13 @@ nlohmann::json to_json(const Result& base, const std::vector<Result>& results, c
     };
     nlohmann::json figs = nlohmann::json::array();
     for (const auto& r : results) {
-        nlohmann::json f = {
-            {"name", r.name},       {"median_ms", num(r.median)},
-            {"p90_ms", num(r.p90)}, {"ratio", num(r.median / base.median)},
-            {"goal_ms", r.goal_ms}, {"ok", r.error.empty() && r.median <= r.goal_ms}};
+        bool reference = r.goal_ms <= 0;  // no goal: null, and ok unless it failed
+        nlohmann::json f = {{"name", r.name},
+                            {"median_ms", num(r.median)},
+                            {"p90_ms", num(r.p90)},
+                            {"ratio", num(r.median / base.median)},
+                            {"goal_ms", reference ? nlohmann::json() : nlohmann::json(r.goal_ms)},
+                            {"ok", r.error.empty() && (reference || r.median <= r.goal_ms)}};
         if (!r.error.empty()) f["error"] = r.error;
         figs.push_back(f);
     }

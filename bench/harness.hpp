@@ -27,7 +27,7 @@ struct Env {
 
 struct Figure {
     std::string name;
-    double goal_ms;                      // the median must not exceed this
+    double goal_ms;                      // the median must not exceed this; 0: a reference, no goal
     std::function<void(Env&)> setup;     // untimed; may be empty
     std::function<double(Env&)> sample;  // one timing, in milliseconds
     std::function<void(Env&)> teardown;  // may be empty; runs even when the figure failed
@@ -61,5 +61,7 @@ void kill_tmux_server(Env& env);
 std::vector<Figure> inbox_figures(const std::string& team);
 // The figures of stopping agents: kill-agent and teardown (shutdown.cpp).
 std::vector<Figure> shutdown_figures(const std::string& team);
+// The figures of sessions, with bash alone as their reference (session.cpp).
+std::vector<Figure> session_figures(const std::string& team);
 
 }  // namespace bench

@@ -79,6 +79,9 @@ void add_exec(CLI::App& session) {
             if (!json) {
                 request.on_stdout = [](std::string_view chunk) { write_to(stdout, chunk); };
                 request.on_stderr = [](std::string_view chunk) { write_to(stderr, chunk); };
+                request.on_warning = [](const std::string& w) {
+                    write_to(stderr, "team: warning: " + w + "\n");
+                };
             }
             Sessions sessions(ctx.store(), ctx.clock());
             auto result = sessions.exec(request);
@@ -97,7 +100,6 @@ void add_exec(CLI::App& session) {
                      {"stateKept", result.state_kept},
                      {"warnings", result.warnings}});
             } else {
-                warn(ctx, result.warnings);
                 if (result.timed_out)
                     write_to(stderr, "team: timed out after " + *o->timeout + "\n");
             }
@@ -111,8 +113,9 @@ void add_exec(CLI::App& session) {
                     "bytes of stdout and of stderr kept for --json (the end; default 16 MiB)")
         ->type_name("BYTES")
         ->check(whole_number(1));
-    command_argument(cmd, o->words, "COMMAND-STRING",
-                     "bash code, after --: the words are joined with spaces; - reads it from stdin");
+    command_argument(
+        cmd, o->words, "COMMAND-STRING",
+        "bash code, after --: the words are joined with spaces; - reads it from stdin");
     cmd->footer(
         "COMMAND-STRING is bash; the words after -- are joined with spaces, and a lone - reads\n"
         "it from standard input. It runs in a fresh bash, in its own process group, started\n"
@@ -176,8 +179,9 @@ void add_start(CLI::App& session) {
                     "keep only the last BYTES of output (default 16 MiB)")
         ->type_name("BYTES")
         ->check(whole_number(1));
-    command_argument(cmd, o->words, "COMMAND-STRING",
-                     "bash code, after --: the words are joined with spaces; - reads it from stdin");
+    command_argument(
+        cmd, o->words, "COMMAND-STRING",
+        "bash code, after --: the words are joined with spaces; - reads it from stdin");
     cmd->footer(
         "A background shell (see team shell): list, watch, wait on and kill it with team shell.\n"
         "Killing it leaves the session and its other commands alone. Like `cmd &` in a shell,\n"
@@ -294,6 +298,7 @@ void add_show(CLI::App& session) {
             section("aliases", state["aliases"], "=");
             list_line("options", state["options"]);
             list_line("shopt", state["shopt"]);
+            if (!s.state.umask.empty()) out.line(out.bold("umask") + "      " + s.state.umask);
             if (!running.empty()) {
                 out.line(out.bold("running"));
                 Table table({"  KIND", "ID/PID", "COMMAND", "STARTED", "BY"});

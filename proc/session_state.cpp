@@ -236,6 +236,10 @@ bool is_ours(const std::string& name) {
 
 }  // namespace
 
+std::vector<std::string> session_dropped_environment() {
+    return {"BASH_ENV=", "ENV=", "SHELLOPTS=", "BASHOPTS=", "TEAM_SESSION_EXEC="};
+}
+
 bool is_untracked_variable(const std::string& name) {
     return is_ours(name) || listed(kUntracked, name) || name.rfind("TEAM_SHELL_", 0) == 0 ||
            name.rfind("TEAM_SESSION", 0) == 0;
@@ -539,8 +543,8 @@ std::string restore_script(const SessionState& state, const RestoreScript& how) 
     // Aliases last, and the words after them quoted, so that no alias can change this script.
     for (const auto& [name, value] : state.aliases)
         script += "builtin alias -- " + bash_quote(name + "=" + value) + "\n";
-    // The snapshot calls run with stderr to /dev/null: under xtrace, their own trace lines go
-    // there too, and the user's stderr shows the command's trace only.
+    // The snapshots run with stderr to /dev/null: under xtrace, their own trace lines go there
+    // too, and the user's stderr shows the command's trace only.
     if (snapshots) {
         script +=
             "{ \\__team_snap before; } 2>/dev/null\n"
@@ -548,17 +552,17 @@ std::string restore_script(const SessionState& state, const RestoreScript& how) 
     }
     // $0 as in `bash -c`, so that messages read "bash: ...".
     script += "BASH_ARGV0=bash\n";
-    // The command is part of the script itself (bash reads it as it runs, like any script):
-    // no eval and no `source`, so xtrace shows it with one '+' and a syntax error is reported
-    // as bash would. The `set -o` options go on its first line, so that xtrace traces the
-    // command and not this script, and errexit and nounset apply to the command only. The
-    // empty line after it ends a last line that ends with a backslash.
+    // The command is the end of the script itself (bash reads it as it runs, like any script):
+    // no eval and no `source`, so xtrace shows it with one '+', and a syntax error, an
+    // unterminated here-document or a trailing `&&` are bash's own, as with `bash -c`. Nothing
+    // of ours follows it: the after-snapshot is the EXIT trap's. The `set -o` options go on its
+    // first line, so that xtrace traces the command and not this script, and errexit and
+    // nounset apply to the command only.
     std::string options;
     for (const auto& [name, enabled] : state.options)
         options += std::string(enabled ? " -o " : " +o ") + name;
     if (!options.empty()) script += "builtin set" + options + "; ";
-    script += how.command + "\n\n";
-    if (snapshots) script += "{ \\__team_snap after; } 2>/dev/null\n";
+    script += how.command + "\n";
     return script;
 }
 

@@ -3,8 +3,8 @@
 // A session command runs in a fresh `bash --noprofile --norc`, handed a script that restores
 // the session's state (variables, functions, aliases, options; the cwd is the command's working
 // directory), takes a snapshot, runs the command string (the end of the script itself), and
-// takes a second snapshot after it, or, when the shell exits first, from an EXIT trap (so
-// `exit 3`, `set -e` and syntax errors are covered too).
+// takes a second snapshot when the shell exits, from an EXIT trap (so `exit 3`, `set -e` and
+// syntax errors are covered too; a command that replaces that trap keeps nothing).
 // A snapshot is what bash itself prints (`declare -p`, `declare -f`, $SHELLOPTS, $BASHOPTS,
 // BASH_ALIASES), NUL-separated; nothing forks. What the command changed is the difference
 // between the two snapshots, and only that is written over the session's state, so two
@@ -105,6 +105,10 @@ struct StateChanges {
 StateChanges diff(const ShellSnapshot& before, const ShellSnapshot& after,
                   const SessionState& restored);
 void apply(SessionState& state, const StateChanges& changes);
+
+// What the caller's environment loses on its way to a session's bash (prefixes of "K=V"): a
+// startup file and options of its own, and the marker of an exec it may run inside.
+std::vector<std::string> session_dropped_environment();
 
 // Variables never kept: bash's own (dynamic or read-only) and team's identity, which belongs
 // to whoever runs each command.

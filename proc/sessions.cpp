@@ -231,6 +231,8 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
 
     std::string cwd = usable_cwd(session.state.cwd, result.warnings);
     bool moved = cwd != session.state.cwd;
+    if (request.on_warning)
+        for (const auto& w : result.warnings) request.on_warning(w);
     Descriptor snapshots(memory_file("team-session-snapshots", ""));
     Descriptor scratch(memory_file("team-session-scratch", ""));
     RestoreScript how;
@@ -245,7 +247,7 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
     auto markers = exec_marker(exec_id, store_.home());
     markers.push_back("TEAM_SESSION=" + request.name);
     markers.push_back("PWD=" + cwd);
-    spec.env = merged_environment(markers, {"BASH_ENV=", "ENV=", "SHELLOPTS=", "BASHOPTS="});
+    spec.env = merged_environment(markers, session_dropped_environment());
     spec.separate_stderr = true;
     spec.null_stdin = false;
     spec.timeout = request.timeout;
@@ -283,6 +285,11 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
         if (capture.before && capture.after) {
             changes = diff(*capture.before, *capture.after, session.state);
             if (moved) changes->cwd = capture.after->cwd;
+        } else {
+            result.warnings.push_back(
+                "the command left no state to keep (it replaced the shell with exec, or "
+                "replaced team's EXIT trap); the session is as it was");
+            if (request.on_warning) request.on_warning(result.warnings.back());
         }
     }
     result.cwd = session.state.cwd;

@@ -51,6 +51,8 @@ struct SessionExecRequest {
     std::string actor;
     // Each chunk of output as it arrives (may be empty).
     std::function<void(std::string_view)> on_stdout, on_stderr;
+    // Each warning when it arises (before the command runs, for a lost cwd).
+    std::function<void(const std::string&)> on_warning;
 };
 
 struct SessionExecResult {

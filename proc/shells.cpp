@@ -17,7 +17,9 @@
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "base/text.hpp"
+#include "base/umask.hpp"
 #include "proc/pidfd.hpp"
+#include "proc/session_state.hpp"
 #include "proc/signals.hpp"
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
@@ -92,7 +94,8 @@ std::string new_shell_id() {
 }
 
 // The supervisor's own environment, then the --env entries (which win), then the marker.
-std::vector<std::string> command_environment(const ShellRecord& shell, const fs::path& home) {
+std::vector<std::string> command_environment(const ShellRecord& shell, const fs::path& home,
+                                             bool session) {
     std::vector<std::string> overrides = shell.env;
     // The marker that finds what is left of the shell if its supervisor dies: the id, and the
     // home (ids are unique per home only).
@@ -100,6 +103,8 @@ std::vector<std::string> command_environment(const ShellRecord& shell, const fs:
     overrides.push_back("TEAM_SHELL_HOME=" + home.string());
     // A shell started from inside a session's exec is not part of that exec: without its
     // marker, cleaning up after that exec never touches the shell.
+    // A session's bash starts from the session's state only: no startup file, no options.
+    if (session) return merged_environment(overrides, session_dropped_environment());
     return merged_environment(overrides, {"TEAM_SESSION_EXEC="});
 }
 
@@ -338,7 +343,8 @@ ShellRecord Shells::start(const ShellStart& request) {
     if (pid < 0) throw failed(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
         ::setsid();
-        ::dup2(ready[1], 3);  // dup2 clears close-on-exec
+        ::umask(command_umask());  // the supervisor keeps it for the command
+        ::dup2(ready[1], 3);       // dup2 clears close-on-exec
         int null_fd = ::open("/dev/null", O_RDWR);
         ::dup2(null_fd, 0);
         ::dup2(null_fd, 1);
@@ -400,7 +406,7 @@ int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
     LaunchSpec spec;
     spec.argv = shell->command;
     spec.cwd = shell->cwd;
-    spec.env = command_environment(*shell, store.home());
+    spec.env = command_environment(*shell, store.home(), shell->session.has_value());
     if (shell->timeout_ms) spec.timeout = Millis(*shell->timeout_ms);
     int script_fd = -1;
     try {

@@ -528,3 +528,54 @@ TEST_CASE("unknown sessions are not found; bad names and bad input change nothin
     CHECK(snapshot() == before);
     CHECK_FALSE(fs::exists(fs::current_path() / "x"));
 }
+
+TEST_CASE("the command string is bash's to read: here-documents, trailing operators, exec",
+          "[sessions]") {
+    Home h;
+    // An unterminated here-document ends at the end of the command, as with bash -c.
+    auto doc = h.exec("s", "K=1\ncat <<EOF\nline");
+    CHECK(doc["stdout"] == "line\n");
+    CHECK_THAT(doc["stderr"].get<std::string>(), !Catch::Contains("__team"));
+    // A trailing && is a syntax error, as with bash -c.
+    auto trailing = h.exec("s", "K=2; true &&");
+    CHECK(trailing["exitCode"] == 2);
+    CHECK_THAT(trailing["stderr"].get<std::string>(), !Catch::Contains("__team"));
+    CHECK(h.out("s", "echo $K") == "1\n");
+    // A command that replaces the shell keeps nothing, and says so.
+    auto replaced = h.exec("s", "K=3; exec true");
+    CHECK(replaced["exitCode"] == 0);
+    CHECK(replaced["stateKept"] == false);
+    CHECK_THAT(replaced["warnings"].dump(), Catch::Contains("replaced the shell"));
+    CHECK(h.out("s", "echo $K") == "1\n");
+}
+
+TEST_CASE("commands get the caller's umask, not team's own 077", "[sessions]") {
+    Home h;
+    mode_t mine = ::umask(022);
+    char expected[8];
+    std::snprintf(expected, sizeof expected, "%04o\n", 022);
+    CHECK(h.out("s", "umask") == expected);
+    CHECK(h.run({"run", "--", "sh", "-c", "umask"}).out == expected);
+    auto id = h.start("s", "umask");
+    h.run({"shell", "wait", id});
+    CHECK(h.shell_output(id) == expected);
+    ::umask(mine);
+}
+
+TEST_CASE("a session's bash reads no startup file and takes no options from the caller",
+          "[sessions]") {
+    Home h;
+    auto rc = h.env.dir() / "rc.sh";
+    std::ofstream(rc.string()) << "echo sourced\n";
+    Env hostile{{"BASH_ENV", rc.string()}, {"ENV", rc.string()}, {"SHELLOPTS", "noglob:xtrace"}};
+    auto doc = h.exec("s", "echo /*", hostile);
+    CHECK(doc["stdout"] != "/*\n");
+    CHECK_THAT(doc["stdout"].get<std::string>(), !Catch::Contains("sourced"));
+    CHECK(doc["stderr"] == "");
+    auto id =
+        h.run({"session", "start", "s", "--json", "--", "echo /*"}, hostile).json()["shell_id"];
+    h.run({"shell", "wait", id});
+    auto out = h.shell_output(id);
+    CHECK(out != "/*\n");
+    CHECK_THAT(out, !Catch::Contains("sourced"));
+}

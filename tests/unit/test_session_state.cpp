@@ -211,6 +211,6 @@ TEST_CASE("the restore script quotes everything it is given", "[session_state]")
     CHECK_THAT(script, Catch::Contains(R"(builtin alias -- 'll=ls -l '\''x'\''')"));
     CHECK_THAT(script, Catch::Contains("builtin shopt -s extglob\n"));
     // The command is the script's end, as given, after the options.
-    CHECK_THAT(script, Catch::EndsWith("builtin set -o errexit; echo 'hi'; $(rm -rf nothing)\n\n"));
+    CHECK_THAT(script, Catch::EndsWith("builtin set -o errexit; echo 'hi'; $(rm -rf nothing)\n"));
     CHECK_THAT(script, !Catch::Contains("__team_snap"));  // no snapshots asked for
 }
