@@ -60,4 +60,16 @@ void check_text(std::string_view text, std::size_t max, std::string_view what) {
     }
 }
 
+std::string shell_quote(std::string_view text) {
+    std::string out = "'";
+    for (char c : text) {
+        if (c == '\'') {
+            out += "'\\''";
+        } else {
+            out += c;
+        }
+    }
+    return out + "'";
+}
+
 }  // namespace team

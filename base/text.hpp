@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace team {
@@ -18,5 +19,8 @@ bool is_valid_utf8(std::string_view text);
 // (which a program reading it as a C string would cut at); `what` names it in
 // the message ("the text", "--description").
 void check_text(std::string_view text, std::size_t max, std::string_view what);
+
+// `text` as one single-quoted word of sh or bash, whatever it holds: 'it'\''s'.
+std::string shell_quote(std::string_view text);
 
 }  // namespace team

@@ -33,6 +33,16 @@ std::string command_string(const std::vector<std::string>& words) {
     return joined;
 }
 
+void session_name_argument(CLI::App* cmd, std::string& name) {
+    cmd->add_option("NAME", name, "the session (made by its first command)")->required();
+}
+
+void command_string_argument(CLI::App* cmd, std::vector<std::string>& words) {
+    command_argument(
+        cmd, words, "COMMAND-STRING",
+        "bash code, after --: the words are joined with spaces; - reads it from stdin");
+}
+
 void write_to(std::FILE* stream, std::string_view bytes) {
     std::fwrite(bytes.data(), 1, bytes.size(), stream);
     std::fflush(stream);
@@ -105,7 +115,7 @@ void add_exec(CLI::App& session) {
             }
             return result.exit_code();
         });
-    cmd->add_option("NAME", o->name, "the session (made by its first command)")->required();
+    session_name_argument(cmd, o->name);
     optional_value(cmd, "--timeout", o->timeout,
                    "kill the command's whole tree after this long (exit 124; state not kept)")
         ->type_name("DUR");
@@ -113,9 +123,7 @@ void add_exec(CLI::App& session) {
                     "bytes of stdout and of stderr kept for --json (the end; default 16 MiB)")
         ->type_name("BYTES")
         ->check(whole_number(1));
-    command_argument(
-        cmd, o->words, "COMMAND-STRING",
-        "bash code, after --: the words are joined with spaces; - reads it from stdin");
+    command_string_argument(cmd, o->words);
     cmd->footer(
         "COMMAND-STRING is bash; the words after -- are joined with spaces, and a lone - reads\n"
         "it from standard input. It runs in a fresh bash, in its own process group, started\n"
@@ -172,16 +180,14 @@ void add_start(CLI::App& session) {
             }
             return 0;
         });
-    cmd->add_option("NAME", o->name, "the session (made by its first command)")->required();
+    session_name_argument(cmd, o->name);
     optional_value(cmd, "--timeout", o->timeout, "kill it (SIGTERM, 5s, SIGKILL) after this long")
         ->type_name("DUR");
     cmd->add_option("--output-limit", o->output_limit,
                     "keep only the last BYTES of output (default 16 MiB)")
         ->type_name("BYTES")
         ->check(whole_number(1));
-    command_argument(
-        cmd, o->words, "COMMAND-STRING",
-        "bash code, after --: the words are joined with spaces; - reads it from stdin");
+    command_string_argument(cmd, o->words);
     cmd->footer(
         "A background shell (see team shell): list, watch, wait on and kill it with team shell.\n"
         "Killing it leaves the session and its other commands alone. Like `cmd &` in a shell,\n"

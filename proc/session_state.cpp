@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "base/text.hpp"
+
 namespace team::proc {
 
 namespace {
@@ -246,15 +248,7 @@ bool is_untracked_variable(const std::string& name) {
 }
 
 std::string bash_quote(std::string_view text) {
-    std::string out = "'";
-    for (char c : text) {
-        if (c == '\'') {
-            out += "'\\''";
-        } else {
-            out += c;
-        }
-    }
-    return out + "'";
+    return shell_quote(text);
 }
 
 std::map<std::string, ShellVariable> parse_declarations(std::string_view dump) {

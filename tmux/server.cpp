@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace team::tmux {
 
@@ -39,19 +40,6 @@ set -g automatic-rename off
 
 constexpr const char* kPaneFormat =
     "#{pane_id} #{pane_pid} #{pane_dead} #{pane_dead_status} #{pane_dead_signal} #{session_name}";
-
-// Single-quotes a string for /bin/sh (pipe-pane runs its command through the shell).
-std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') {
-            out += "'\\''";
-        } else {
-            out += c;
-        }
-    }
-    return out + "'";
-}
 
 // tmux reads an argument that ends in ';' as a command separator: escape it.
 std::string tmux_literal(std::string s) {
@@ -136,6 +124,7 @@ PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std
                                const std::string& cwd, const std::string& title,
                                const fs::path& log) {
     std::string target = "=" + session + ":";
+    // pipe-pane runs its command through /bin/sh.
     std::string pipe = "exec cat >> " + shell_quote(log.string());
     std::vector<std::string> command{"-P", "-F", "#{pane_id} #{pane_pid}", "-c", cwd, "--"};
     for (const auto& a : argv) command.push_back(tmux_literal(a));
