@@ -1106,6 +1106,7 @@ done)SH";
                             << std::chrono::duration_cast<Ms>(read_done - start).count() << " ms");
 
     // Every send succeeded, with no lock error anywhere.
+    INFO("what the senders printed on stderr: " << send_errors.substr(0, 4000));
     CHECK(send_errors.empty());
     CHECK_THAT(send_errors, !Catch::Contains("database is locked") && !Catch::Contains("busy"));
     CHECK(send_docs == kTotal);
