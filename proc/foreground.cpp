@@ -12,9 +12,7 @@ extern char** environ;
 namespace team::proc {
 
 int ForegroundResult::exit_code() const {
-    if (timed_out) return 124;
-    if (status.signal) return 128 + *status.signal;
-    return status.exit_code.value_or(1);
+    return exit_code_of(status, timed_out);
 }
 
 ForegroundResult run_foreground(const ForegroundRun& run,
@@ -29,7 +27,7 @@ ForegroundResult run_foreground(const ForegroundRun& run,
     spec.null_stdin = false;
     // On a terminal the command gets it (as the foreground group), so it can read from it and
     // Ctrl-C reaches it; the terminal comes back to us when it ends.
-    bool tty = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    bool tty = terminal_is_ours();
     spec.foreground_tty = tty;
 
     Supervisor supervisor;
@@ -45,11 +43,7 @@ ForegroundResult run_foreground(const ForegroundRun& run,
             result.truncated = true;
         }
     });
-    if (tty) {
-        ::signal(SIGTTOU, SIG_IGN);
-        ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
-        ::signal(SIGTTOU, SIG_DFL);
-    }
+    if (tty) take_terminal_back();
     result.status = outcome.status;
     result.timed_out = outcome.timed_out;
     if (kept.size() > run.output_limit) {

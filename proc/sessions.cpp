@@ -106,11 +106,9 @@ std::vector<std::string> exec_marker(std::int64_t exec_id, const fs::path& home)
 
 // The session's existing record, or a new one; `commands` counted and `updated_at` set.
 SessionRecord open_session(Store& store, const Clock& clock, const std::string& name,
-                           std::optional<std::int64_t> team_id, const std::string& actor,
-                           bool& created) {
+                           std::optional<std::int64_t> team_id, const std::string& actor) {
     EpochMs now = clock.now();
     auto session = select_session(store.db(), name);
-    created = !session;
     if (!session) {
         SessionState state;
         state.cwd = caller_cwd();
@@ -184,9 +182,7 @@ class Descriptor {
 }  // namespace
 
 int SessionExecResult::exit_code() const {
-    if (timed_out) return 124;
-    if (status.signal) return 128 + *status.signal;
-    return status.exit_code.value_or(1);
+    return exit_code_of(status, timed_out);
 }
 
 SessionExecResult Sessions::exec(const SessionExecRequest& request) {
@@ -194,8 +190,7 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
     SessionExecResult result;
     std::int64_t exec_id = 0;
     SessionRecord session = store_.write([&] {
-        auto s = open_session(store_, clock_, request.name, request.team_id, request.actor,
-                              result.created);
+        auto s = open_session(store_, clock_, request.name, request.team_id, request.actor);
         SQLite::Statement insert(store_.db(), R"sql(
             INSERT INTO session_execs (session_id, command, actor, supervisor_pid,
                                        supervisor_start, started_at)
@@ -253,7 +248,7 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
     spec.timeout = request.timeout;
     spec.pass_fds = {{script.get(), 3}};
     // On a terminal the command gets it (as the foreground group), as with `team run`.
-    bool tty = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    bool tty = terminal_is_ours();
     spec.foreground_tty = tty;
 
     Supervisor supervisor;
@@ -267,16 +262,11 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
             if (request.on_stderr) request.on_stderr(chunk);
             keep_tail(result.stderr_text, chunk, request.output_limit, result.truncated);
         });
-    if (tty) {
-        ::signal(SIGTTOU, SIG_IGN);
-        ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
-        ::signal(SIGTTOU, SIG_DFL);
-    }
+    if (tty) take_terminal_back();
     cut_tail(result.stdout_text, request.output_limit, result.truncated);
     cut_tail(result.stderr_text, request.output_limit, result.truncated);
     result.status = outcome.status;
     result.timed_out = outcome.timed_out;
-    result.interrupted = outcome.interrupted;
 
     // What it changed counts only when it ended by itself (an exit code, whichever).
     std::optional<StateChanges> changes;
@@ -322,10 +312,8 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
 std::pair<ShellRecord, std::vector<std::string>> Sessions::start(
     const SessionStartRequest& request) {
     check_session_name(request.name);
-    bool created = false;
-    SessionRecord session = store_.write([&] {
-        return open_session(store_, clock_, request.name, request.team_id, request.actor, created);
-    });
+    SessionRecord session = store_.write(
+        [&] { return open_session(store_, clock_, request.name, request.team_id, request.actor); });
     std::vector<std::string> warnings;
     std::string cwd = usable_cwd(session.state.cwd, warnings);
     RestoreScript how;

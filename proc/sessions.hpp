@@ -58,13 +58,11 @@ struct SessionExecRequest {
 struct SessionExecResult {
     ExitStatus status;
     bool timed_out = false;
-    bool interrupted = false;  // the exec itself got SIGINT/SIGTERM/SIGHUP
-    bool state_kept = false;   // what it changed was written back
+    bool state_kept = false;  // what it changed was written back
     std::string stdout_text, stderr_text;
     bool truncated = false;
     std::string cwd;  // the session's cwd after the command
     std::vector<std::string> warnings;
-    bool created = false;  // this exec made the session
     // What `team session exec` returns: the command's code, 128+N for signal N, 124 on timeout.
     int exit_code() const;
 };

@@ -163,6 +163,22 @@ std::string require_program(const std::string& program, const std::string& path,
                  (exists ? "it is not an executable file" : "command not found"));
 }
 
+int exit_code_of(const ExitStatus& status, bool timed_out) {
+    if (timed_out) return 124;
+    if (status.signal) return 128 + *status.signal;
+    return status.exit_code.value_or(1);
+}
+
+bool terminal_is_ours() {
+    return ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+}
+
+void take_terminal_back() {
+    ::signal(SIGTTOU, SIG_IGN);
+    ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+    ::signal(SIGTTOU, SIG_DFL);
+}
+
 int memory_file(const char* name, std::string_view content) {
     int fd = ::memfd_create(name, MFD_CLOEXEC);
     if (fd < 0) throw failed(std::string("memfd_create: ") + std::strerror(errno));

@@ -60,6 +60,15 @@ struct ExitStatus {
     std::optional<int> signal;
 };
 
+// The exit code a command that waits for another returns (`team run`, `session exec`): the
+// command's own, 128+N for signal N, 124 when timed out.
+int exit_code_of(const ExitStatus& status, bool timed_out);
+
+// Whether the command can be handed the terminal (stdin is one and our group is in front), and
+// the terminal taken back to our group after it ran there.
+bool terminal_is_ours();
+void take_terminal_back();
+
 struct RunOutcome {
     ExitStatus status;
     bool timed_out = false;    // the supervisor's timeout ended it

@@ -102,6 +102,18 @@ struct Fixture {
         return *a;
     }
 
+    // The agent's stop plan asks for a stop `due_in` from now (the steady clock, read around the
+    // call) with `grace` between SIGTERM and SIGKILL.
+    void check_plan(const std::string& name, milliseconds due_in, milliseconds grace) {
+        auto before = Steady::now();
+        auto plan = agent_stop_plan(store, record(name), clock);
+        auto after = Steady::now();
+        REQUIRE(plan.at);
+        CHECK(*plan.at >= before + due_in);
+        CHECK(*plan.at <= after + due_in);
+        CHECK(plan.grace == grace);
+    }
+
     // A task owned by `owner`: pending, in_progress (claimed by it) or completed.
     std::string task(const std::string& owner, const std::string& status) {
         auto t = list.add(team, lead, NewTask{"a task of " + owner, "", owner, {}});
@@ -587,13 +599,7 @@ TEST_CASE("shutdown: agent_stop_plan: stop now for a confirmed or forced request
     for (const auto& [name, grace] :
          std::vector<std::pair<std::string, int>>{{"confirmed", 1234}, {"forced", 777}}) {
         INFO("agent " << name);
-        auto before = Steady::now();
-        auto plan = agent_stop_plan(fx.store, fx.record(name), fx.clock);
-        auto after = Steady::now();
-        REQUIRE(plan.at);
-        CHECK(*plan.at >= before);
-        CHECK(*plan.at <= after);
-        CHECK(plan.grace == milliseconds(grace));
+        fx.check_plan(name, milliseconds(0), milliseconds(grace));
     }
     CHECK(fx.snapshot() == before_rows);
 }
@@ -612,34 +618,17 @@ TEST_CASE("shutdown: agent_stop_plan: the nearest future deadline, written nowhe
     auto sooner_id = fx.request("w", sooner);
     auto rows = fx.snapshot();
 
-    auto before = Steady::now();
-    auto plan = agent_stop_plan(fx.store, fx.record("w"), fx.clock);
-    auto after = Steady::now();
-    REQUIRE(plan.at);
-    CHECK(*plan.at >= before + milliseconds(5'000));
-    CHECK(*plan.at <= after + milliseconds(5'000));
-    CHECK(plan.grace == milliseconds(200));
+    fx.check_plan("w", milliseconds(5'000), milliseconds(200));
     CHECK(fx.snapshot() == rows);
 
     // Time passes, not yet to the deadline: it comes nearer.
     fx.clock.t += 4'000;
-    before = Steady::now();
-    plan = agent_stop_plan(fx.store, fx.record("w"), fx.clock);
-    after = Steady::now();
-    REQUIRE(plan.at);
-    CHECK(*plan.at >= before + milliseconds(1'000));
-    CHECK(*plan.at <= after + milliseconds(1'000));
+    fx.check_plan("w", milliseconds(1'000), milliseconds(200));
     CHECK(fx.snapshot() == rows);
 
     // Due: force begins, recorded first, and the plan is to stop now with that grace.
     fx.clock.t += 1'000;
-    before = Steady::now();
-    plan = agent_stop_plan(fx.store, fx.record("w"), fx.clock);
-    after = Steady::now();
-    REQUIRE(plan.at);
-    CHECK(*plan.at >= before);
-    CHECK(*plan.at <= after);
-    CHECK(plan.grace == milliseconds(200));
+    fx.check_plan("w", milliseconds(0), milliseconds(200));
     auto row = fx.row(sooner_id);
     CHECK(row.forced_at == std::optional<EpochMs>(kStart + 5'000));
     CHECK_FALSE(row.closed_at);
@@ -647,7 +636,7 @@ TEST_CASE("shutdown: agent_stop_plan: the nearest future deadline, written nowhe
     // Asked again (the supervisor woken once more): still now, nothing written twice.
     fx.clock.t += 50;
     rows = fx.snapshot();
-    plan = agent_stop_plan(fx.store, fx.record("w"), fx.clock);
+    auto plan = agent_stop_plan(fx.store, fx.record("w"), fx.clock);
     REQUIRE(plan.at);
     CHECK(*plan.at <= Steady::now());
     CHECK(fx.snapshot() == rows);
@@ -683,24 +672,12 @@ TEST_CASE("shutdown: agent_stop_plan: a --force-after deadline holds after a rej
 
     // Before the deadline: the deadline still stands.
     auto rows = fx.snapshot();
-    auto before = Steady::now();
-    auto plan = agent_stop_plan(fx.store, fx.record("w"), fx.clock);
-    auto after = Steady::now();
-    REQUIRE(plan.at);
-    CHECK(*plan.at >= before + milliseconds(9'000));
-    CHECK(*plan.at <= after + milliseconds(9'000));
-    CHECK(plan.grace == milliseconds(1500));
+    fx.check_plan("w", milliseconds(9'000), milliseconds(1500));
     CHECK(fx.snapshot() == rows);
 
     // At the deadline: force begins on the rejected request, which is open again until the end.
     fx.clock.t = kStart + 10'000;
-    before = Steady::now();
-    plan = agent_stop_plan(fx.store, fx.record("w"), fx.clock);
-    after = Steady::now();
-    REQUIRE(plan.at);
-    CHECK(*plan.at >= before);
-    CHECK(*plan.at <= after);
-    CHECK(plan.grace == milliseconds(1500));
+    fx.check_plan("w", milliseconds(0), milliseconds(1500));
     auto row = fx.row(request.id);
     CHECK(row.forced_at == std::optional<EpochMs>(kStart + 10'000));
     CHECK_FALSE(row.closed_at);
