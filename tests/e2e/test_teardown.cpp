@@ -330,7 +330,9 @@ TEST_CASE("teardown: interrupted, the supervisors still force-kill at the deadli
     h.spawn("sleeper", {"sleep", "1000"});
     h.spawn_agent("stuck", {{"AGENT_STUCK", "1"}});
     h.spawn_agent("idle");
-    auto child = h.env.start({"teardown", "--grace", "1s", "--json"}, h.extra());
+    // 3s: the cooperative agent must answer within it even on a loaded CI machine (1s was
+    // missed once there, under ctest -j with ASan).
+    auto child = h.env.start({"teardown", "--grace", "3s", "--json"}, h.extra());
     // Killed some 200ms after its requests are stored, well before the deadline. Not in the
     // instant between the commit and the SIGUSR1s that tell the supervisors of the deadline: a
     // kill there loses the deadline of those not yet told (a known gap, reported with the tests
@@ -348,14 +350,14 @@ TEST_CASE("teardown: interrupted, the supervisors still force-kill at the deadli
     // The ones that never answer are force-killed by their supervisors at the deadline; the
     // cooperative one confirms by itself.
     for (const char* name : {"sleeper", "stuck"}) {
-        auto a = h.wait_terminated(name, 10000);
+        auto a = h.wait_terminated(name, 15000);
         INFO(a.dump());
         CHECK(a["exitReason"] == "force_killed");
         auto status = h.ok({"shutdown", "status", name});
         CHECK(status["phase"] == "force_killed");
         CHECK(status["forcedAt"].is_string());
     }
-    CHECK(h.wait_terminated("idle")["exitReason"] == "confirmed");
+    CHECK(h.wait_terminated("idle", 15000)["exitReason"] == "confirmed");
     h.check_nothing_left();
 
     // The team itself was not dissolved (its teardown never finished); a second one does it.
