@@ -1,0 +1,1 @@
+// Issue 8: proof under load and faults (fuzz). Written next.
