@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
+#include <system_error>
 
 #include "proc/process_table.hpp"
 
@@ -14,7 +16,14 @@ namespace team::proc {
 std::optional<Pidfd> Pidfd::open(pid_t pid, std::uint64_t start_time) {
     if (pid <= 0) return std::nullopt;
     int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (fd < 0) return std::nullopt;  // ESRCH: no such process
+    if (fd < 0) {
+        // ESRCH: no such process. EINVAL: the pid is now a thread of another process (ours was
+        // a process). Anything else (EMFILE, ENOSYS...) says nothing about the process: taking
+        // it for "gone" would record a live agent as lost and hand its tasks to another.
+        if (errno == ESRCH || errno == EINVAL) return std::nullopt;
+        throw std::system_error(errno, std::generic_category(),
+                                "cannot watch process " + std::to_string(pid) + ": pidfd_open");
+    }
     // Checked after opening: the pidfd now pins one process, so if the start time read now
     // matches, the pidfd refers to the process we recorded and always will.
     if (start_time != 0) {

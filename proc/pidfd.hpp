@@ -16,7 +16,9 @@ class Pidfd {
   public:
     // The process `pid` if it exists and started at `start_time`; nothing if it is gone or the
     // pid now belongs to another process. A start_time of 0 skips the check (for a child we
-    // have just forked and not yet waited for, whose pid cannot have been reused).
+    // have just forked and not yet waited for, whose pid cannot have been reused). Throws
+    // std::system_error when the process cannot be watched (out of descriptors, no pidfd
+    // support): that says nothing of whether it lives.
     static std::optional<Pidfd> open(pid_t pid, std::uint64_t start_time);
 
     ~Pidfd();

@@ -2,11 +2,14 @@
 // the supervisor, signal names, and UTF-8 tails.
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
+#include <system_error>
 #include <thread>
 
 #include "base/error.hpp"
@@ -113,6 +116,29 @@ TEST_CASE("a pidfd is refused for a pid whose start time does not match", "[proc
     ::waitpid(child, nullptr, 0);
     CHECK_FALSE(fds[0].signal(SIGTERM));  // gone: not an error, just false
     CHECK_FALSE(Pidfd::open(child, *start));
+}
+
+TEST_CASE("a pidfd that cannot be opened for lack of descriptors is an error, not a death",
+          "[proc]") {
+    // Out of descriptors (EMFILE) says nothing about the process: taking it for "gone" would
+    // record a live agent as lost. Checked in a child whose descriptor limit is then 0.
+    pid_t child = ::fork();
+    if (child == 0) {
+        rlimit none{0, 0};
+        if (::setrlimit(RLIMIT_NOFILE, &none) != 0) ::_exit(10);
+        try {
+            auto fd = Pidfd::open(::getppid(), 0);
+            ::_exit(fd ? 11 : 12);  // 12: taken for gone
+        } catch (const std::system_error& e) {
+            ::_exit(e.code().value() == EMFILE ? 0 : 13);
+        }
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    // And a pid that does not exist is still simply gone.
+    CHECK_FALSE(Pidfd::open(child, 0));
 }
 
 TEST_CASE("terminate_tree reaches setsid and double-forked escapees", "[proc]") {
