@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <spawn.h>
+#include <sqlite3.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -159,6 +160,26 @@ std::function<double(Env&)> sample_argv(std::vector<std::string> argv) {
     return [argv = std::move(argv)](Env& env) { return time_run(env, argv); };
 }
 
+// Runs SQL on the figure's team.db, as one transaction, then empties the WAL (so that the
+// timed processes do not pay for a WAL that `team` itself would never have let grow).
+void run_sql(const Env& env, const std::string& statements) {
+    sqlite3* db = nullptr;
+    std::string path = env.home + "/team.db";
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+        std::string error = sqlite3_errmsg(db);
+        sqlite3_close(db);
+        throw CommandFailed("cannot open " + path + ": " + error);
+    }
+    sqlite3_busy_timeout(db, 10'000);
+    char* error = nullptr;
+    std::string all = "BEGIN IMMEDIATE;" + statements + ";COMMIT;PRAGMA wal_checkpoint(TRUNCATE);";
+    int rc = sqlite3_exec(db, all.c_str(), nullptr, nullptr, &error);
+    std::string message = error ? error : "";
+    sqlite3_free(error);
+    sqlite3_close(db);
+    if (rc != SQLITE_OK) throw CommandFailed("setup SQL failed: " + message);
+}
+
 // Setup that creates `count` teams named team-000, team-001, ... in the figure's home.
 std::function<void(Env&)> create_teams(int count) {
     return [count](Env& env) {
@@ -234,6 +255,10 @@ using namespace bench;
 // The figures, each with what it measures and its goal (docs/performance.md has the table).
 std::vector<Figure> figures(const std::string& team) {
     std::vector<Figure> list;
+    // A reference, no goal: what any `team` process costs before it does anything (start-up,
+    // dynamic linking, static initialisation, exit), the floor under every figure below.
+    list.push_back({"team --version (start-up reference)", 0, nullptr,
+                    sample_argv({team, "--version"}), nullptr});
     // `team create` into a growing home: a write transaction with fsync. Each sample creates a
     // new team (c-00000, c-00001, ...). Goal: median <= 5 ms.
     list.push_back({"create", 5.0, nullptr,
@@ -318,6 +343,7 @@ std::vector<Figure> figures(const std::string& team) {
     for (auto& f : inbox_figures(team)) list.push_back(std::move(f));
     for (auto& f : shutdown_figures(team)) list.push_back(std::move(f));
     for (auto& f : session_figures(team)) list.push_back(std::move(f));
+    for (auto& f : scale_figures(team)) list.push_back(std::move(f));
     return list;
 }
 
@@ -333,7 +359,7 @@ struct Result {
     std::string name;
     double goal_ms = 0;
     std::vector<double> samples;  // in ms, in the order taken
-    double median = NAN, p90 = NAN;
+    double median = NAN, p90 = NAN, p99 = NAN;
     std::string error;  // non-empty: FAILED
 };
 
@@ -374,41 +400,96 @@ double percentile(const std::vector<double>& sorted, double p) {
     return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
-// Sorts `samples` and sets r's median and p90 from them.
+// Sorts `samples` and sets r's median, p90 and p99 from them.
 void summarize(Result& r, std::vector<double> samples) {
     if (samples.empty()) return;
     std::sort(samples.begin(), samples.end());
     r.median = percentile(samples, 50);
     r.p90 = percentile(samples, 90);
+    r.p99 = percentile(samples, 99);
 }
 
-// Runs one figure in a fresh temporary home. With `baseline`, a /bin/true sample follows each
+// A figure's home: a temporary directory with TEAM_HOME in it, set up once.
+struct FigureHome {
+    TempDir dir;
+    Env env;
+    std::string error;  // the setup's failure, reported by every figure timed here
+    explicit FigureHome(const Options& opt)
+        : env{opt.team, dir.path, dir.path + "/home", child_environ(dir.path + "/home")} {}
+};
+
+// Times figure f in `home` (already set up). With `baseline`, a /bin/true sample follows each
 // timed sample and goes there, so that the baseline sees the machine as the figures saw it.
-Result run_figure(const Figure& f, const Options& opt, std::vector<double>* baseline) {
+Result time_figure(const Figure& f, const Options& opt, FigureHome& home,
+                   std::vector<double>* baseline) {
     Result r;
     r.name = f.name;
     r.goal_ms = f.goal_ms;
-    TempDir dir;
-    Env env{opt.team, dir.path, dir.path + "/home", child_environ(dir.path + "/home")};
+    r.error = home.error;
+    if (!r.error.empty()) return r;
     try {
-        if (f.setup) f.setup(env);
         int runs = f.max_runs > 0 ? std::min(opt.runs, f.max_runs) : opt.runs;
         int warmup = f.max_runs > 0 ? std::min(opt.warmup, 1) : opt.warmup;
-        for (int i = 0; i < warmup; ++i) f.sample(env);
+        for (int i = 0; i < warmup; ++i) f.sample(home.env);
         for (int i = 0; i < runs; ++i) {
-            r.samples.push_back(f.sample(env));
-            if (baseline) baseline->push_back(time_run(env, {"/bin/true"}));
+            r.samples.push_back(f.sample(home.env));
+            if (baseline) baseline->push_back(time_run(home.env, {"/bin/true"}));
         }
         summarize(r, r.samples);
     } catch (const std::exception& e) {
         r.error = e.what();
     }
+    return r;
+}
+
+void set_up(const Figure& f, FigureHome& home) {
     try {
-        if (f.teardown) f.teardown(env);
+        if (f.setup) f.setup(home.env);
+    } catch (const std::exception& e) {
+        home.error = e.what();
+    }
+}
+
+// Runs f's teardown; a failure there fails the figure unless it failed already.
+void tear_down(const Figure& f, FigureHome& home, Result& r) {
+    try {
+        if (f.teardown) f.teardown(home.env);
     } catch (const std::exception& e) {
         if (r.error.empty()) r.error = std::string("teardown: ") + e.what();
     }
+}
+
+// Runs one figure in a fresh temporary home.
+Result run_figure(const Figure& f, const Options& opt, std::vector<double>* baseline) {
+    FigureHome home(opt);
+    set_up(f, home);
+    Result r = time_figure(f, opt, home, baseline);
+    tear_down(f, home, r);
     return r;
+}
+
+// Runs every figure in order; figures of one shared_home, one after the other, share it.
+std::vector<Result> run_figures(const std::vector<Figure>& chosen, const Options& opt,
+                                std::vector<double>* baseline) {
+    std::vector<Result> results;
+    for (size_t i = 0; i < chosen.size();) {
+        const Figure& first = chosen[i];
+        if (first.shared_home.empty()) {
+            results.push_back(run_figure(first, opt, baseline));
+            ++i;
+            continue;
+        }
+        FigureHome home(opt);
+        set_up(first, home);
+        size_t end = i;
+        while (end < chosen.size() && chosen[end].shared_home == first.shared_home) {
+            results.push_back(time_figure(chosen[end], opt, home, baseline));
+            ++end;
+        }
+        tear_down(chosen[end - 1], home, results.back());
+        i = end;
+    }
+    return results;
 }
 
 std::string machine() {
@@ -437,10 +518,12 @@ std::string fmt(const char* format, double v) {
 void print_table(const Result& base, const std::vector<Result>& results) {
     size_t width = 28;
     for (const auto& r : results) width = std::max(width, r.name.size());
-    std::string format = "| %-" + std::to_string(width) + "s | %9s | %9s | %18s | %7s | %-7s |\n";
+    std::string format =
+        "| %-" + std::to_string(width) + "s | %9s | %9s | %9s | %18s | %7s | %-7s |\n";
     const char* line = format.c_str();
-    std::printf(line, "figure", "median ms", "p90 ms", "ratio to /bin/true", "goal", "verdict");
-    std::printf(line, ":-", "-:", "-:", "-:", "-:", ":-");
+    std::printf(line, "figure", "median ms", "p90 ms", "p99 ms", "ratio to /bin/true", "goal",
+                "verdict");
+    std::printf(line, ":-", "-:", "-:", "-:", "-:", "-:", ":-");
     auto row = [&](const Result& r, bool is_base) {
         bool no_goal = is_base || r.goal_ms <= 0;  // the baseline, or a reference
         std::string verdict = !r.error.empty()        ? "FAILED"
@@ -448,7 +531,7 @@ void print_table(const Result& base, const std::vector<Result>& results) {
                               : r.median <= r.goal_ms ? "ok"
                                                       : "OVER";
         std::printf(line, r.name.c_str(), fmt("%.3f", r.median).c_str(), fmt("%.3f", r.p90).c_str(),
-                    fmt("%.1fx", r.median / base.median).c_str(),
+                    fmt("%.3f", r.p99).c_str(), fmt("%.1fx", r.median / base.median).c_str(),
                     no_goal ? "" : fmt("%g ms", r.goal_ms).c_str(), verdict.c_str());
     };
     row(base, true);
@@ -467,6 +550,7 @@ nlohmann::json to_json(const Result& base, const std::vector<Result>& results, c
         nlohmann::json f = {{"name", r.name},
                             {"median_ms", num(r.median)},
                             {"p90_ms", num(r.p90)},
+                            {"p99_ms", num(r.p99)},
                             {"ratio", num(r.median / base.median)},
                             {"goal_ms", reference ? nlohmann::json() : nlohmann::json(r.goal_ms)},
                             {"ok", r.error.empty() && (reference || r.median <= r.goal_ms)}};
@@ -557,8 +641,7 @@ int main(int argc, char** argv) {
     // may change during a run; the ratios should not).
     Figure true_figure{"/bin/true (baseline)", 0, nullptr, sample_argv({"/bin/true"}), nullptr};
     Result base = run_figure(true_figure, opt, nullptr);
-    std::vector<Result> results;
-    for (const auto& f : chosen) results.push_back(run_figure(f, opt, &base.samples));
+    std::vector<Result> results = run_figures(chosen, opt, &base.samples);
     summarize(base, base.samples);
     print_table(base, results);
 

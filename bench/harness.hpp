@@ -32,6 +32,10 @@ struct Figure {
     std::function<double(Env&)> sample;  // one timing, in milliseconds
     std::function<void(Env&)> teardown;  // may be empty; runs even when the figure failed
     int max_runs = 0;                    // a cap on runs (and warm-up) for slow figures; 0: no cap
+    // Figures with the same non-empty shared_home, listed one after the other, are timed in one
+    // home: the first one's setup builds it, the last one's teardown ends it (for homes that
+    // take long to build, such as the scale home).
+    std::string shared_home = {};
 };
 
 struct Captured {
@@ -50,6 +54,10 @@ Captured run_capture(const Env& env, const std::vector<std::string>& argv);
 std::string run_checked(const Env& env, const std::vector<std::string>& argv);
 // One timed run of argv, output to /dev/null; throws CommandFailed on a non-zero exit.
 double time_run(const Env& env, const std::vector<std::string>& argv);
+// Runs SQL on the figure's team.db as one transaction, then empties the WAL (so that timed
+// processes do not pay for a WAL that `team` itself would never have let grow). Large homes are
+// filled this way: seconds, not a million `team send` runs.
+void run_sql(const Env& env, const std::string& statements);
 // The default sample: one run of this argv.
 std::function<double(Env&)> sample_argv(std::vector<std::string> argv);
 // Spawns agent NAME running `sleep 1000` into team "bench" (untimed); returns its pane id.
@@ -63,5 +71,7 @@ std::vector<Figure> inbox_figures(const std::string& team);
 std::vector<Figure> shutdown_figures(const std::string& team);
 // The figures of sessions, with bash alone as their reference (session.cpp).
 std::vector<Figure> session_figures(const std::string& team);
+// Every listing on one home of 10 teams, 200 agents, 1M messages, 100k tasks (scale.cpp).
+std::vector<Figure> scale_figures(const std::string& team);
 
 }  // namespace bench

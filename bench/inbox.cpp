@@ -6,7 +6,6 @@
 // checkpointed, so that setup takes seconds rather than a million `team send` runs; the rows
 // are the ones `team send` and `team task add` write.
 
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,41 +20,21 @@ namespace bench {
 
 namespace {
 
-// Runs SQL on the figure's team.db, as one transaction, then empties the WAL (so that the
-// timed processes do not pay for a WAL that `team` itself would never have let grow).
-void sql(const Env& env, const std::string& statements) {
-    sqlite3* db = nullptr;
-    std::string path = env.home + "/team.db";
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-        std::string error = sqlite3_errmsg(db);
-        sqlite3_close(db);
-        throw CommandFailed("cannot open " + path + ": " + error);
-    }
-    sqlite3_busy_timeout(db, 10'000);
-    char* error = nullptr;
-    std::string all = "BEGIN IMMEDIATE;" + statements + ";COMMIT;PRAGMA wal_checkpoint(TRUNCATE);";
-    int rc = sqlite3_exec(db, all.c_str(), nullptr, nullptr, &error);
-    std::string message = error ? error : "";
-    sqlite3_free(error);
-    sqlite3_close(db);
-    if (rc != SQLITE_OK) throw CommandFailed("setup SQL failed: " + message);
-}
-
 // A team "bench" whose leader's inbox holds `count` messages, all read but 10 spread over it.
 std::function<void(Env&)> inbox_of(int count) {
     return [count](Env& env) {
         run_checked(env, {env.team, "create", "bench"});
         int every = count / 10;
-        sql(env, R"sql(
+        run_sql(env, R"sql(
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < )sql" +
-                     std::to_string(count) + R"sql()
+                         std::to_string(count) + R"sql()
             INSERT INTO messages (team_id, sender, recipient_id, recipient, type, text, data,
                                   created_at, read_at)
             SELECT a.team_id, 'leader', a.id, 'leader', 'message',
                    'message number ' || i || ': please look at the failing test in src/parser',
                    NULL, 1790000000000 + i,
                    CASE WHEN i % )sql" +
-                     std::to_string(every) + R"sql( = 0 THEN NULL ELSE 1790000000000 + i END
+                         std::to_string(every) + R"sql( = 0 THEN NULL ELSE 1790000000000 + i END
             FROM n, agents a WHERE a.is_leader
         )sql");
     };
@@ -67,17 +46,17 @@ std::function<void(Env&)> tasks_of(int count, int available) {
     return [count, available](Env& env) {
         run_checked(env, {env.team, "create", "bench"});
         int done = count - available;
-        sql(env, R"sql(
+        run_sql(env, R"sql(
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < )sql" +
-                     std::to_string(count) + R"sql()
+                         std::to_string(count) + R"sql()
             INSERT INTO tasks (team_id, id, subject, description, status, owner, claimed_at,
                                created_at, updated_at)
             SELECT t.id, i, 'task ' || i, 'fix what fails in module ' || i,
                    CASE WHEN i > )sql" +
-                     std::to_string(done) + R"sql( THEN 'pending'
+                         std::to_string(done) + R"sql( THEN 'pending'
                         WHEN i % 2 = 0 THEN 'completed' ELSE 'in_progress' END,
                    CASE WHEN i > )sql" +
-                     std::to_string(done) + R"sql( THEN NULL ELSE 'leader' END,
+                         std::to_string(done) + R"sql( THEN NULL ELSE 'leader' END,
                    NULL, 1790000000000, 1790000000000
             FROM n, teams t WHERE t.name = 'bench'
         )sql");
