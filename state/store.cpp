@@ -1,13 +1,16 @@
 #include "state/store.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <SQLiteCpp/Exception.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "base/error.hpp"
@@ -112,14 +115,93 @@ Store::Store(const fs::path& home) : home_(home) {
     migrate(*db_);
 }
 
+Store::~Store() {
+    if (write_lock_fd_ >= 0) ::close(write_lock_fd_);
+}
+
+namespace {
+
+std::string busy_message() {
+    return "the store is busy: another team command held it for more than " +
+           std::to_string(Store::kBusyTimeoutMs / 1000) + "s; try again";
+}
+
+enum class Turn { held, timed_out, unavailable };
+
+// Waits for an exclusive flock on fd for at most timeout_ms. A timer of this thread (SIGALRM to
+// it alone) interrupts a wait that lasts too long; any other signal that interrupts it only makes
+// it wait again. `unavailable`: flock or the timer cannot be used here.
+Turn flock_within(int fd, int timeout_ms) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return Turn::held;
+    if (errno != EWOULDBLOCK) return Turn::unavailable;
+    struct sigaction quiet {};
+    quiet.sa_handler = [](int) {};
+    sigemptyset(&quiet.sa_mask);
+    quiet.sa_flags = 0;  // no SA_RESTART: the alarm must interrupt flock
+    sigevent ev{};
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGALRM;
+    ev._sigev_un._tid = static_cast<pid_t>(::gettid());
+    timer_t timer{};
+    if (::timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0) return Turn::unavailable;
+    struct sigaction previous {};
+    ::sigaction(SIGALRM, &quiet, &previous);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    Turn turn = Turn::timed_out;
+    for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        deadline - std::chrono::steady_clock::now())
+                        .count();
+        if (left <= 0) break;
+        itimerspec when{};
+        when.it_value.tv_sec = static_cast<time_t>(left / 1'000'000'000);
+        when.it_value.tv_nsec = static_cast<long>(left % 1'000'000'000);
+        ::timer_settime(timer, 0, &when, nullptr);
+        if (::flock(fd, LOCK_EX) == 0) {
+            turn = Turn::held;
+            break;
+        }
+        if (errno != EINTR) {
+            turn = Turn::unavailable;
+            break;
+        }
+    }
+    ::timer_delete(timer);
+    ::sigaction(SIGALRM, &previous, nullptr);
+    return turn;
+}
+
+}  // namespace
+
+Store::WriteTurn::WriteTurn(Store& store) {
+    if (store.write_lock_fd_ == -2) {
+        fs::path path = store.home_ / "team.db.write.lock";
+        store.write_lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    }
+    if (store.write_lock_fd_ < 0) return;  // no turn: SQLite's lock alone (see store.hpp)
+    switch (flock_within(store.write_lock_fd_, kBusyTimeoutMs)) {
+        case Turn::held:
+            fd_ = store.write_lock_fd_;
+            return;
+        case Turn::timed_out:
+            throw failed(busy_message());
+        case Turn::unavailable:
+            return;  // go on with SQLite's lock alone
+    }
+}
+
+void Store::WriteTurn::end() {
+    if (fd_ >= 0) ::flock(fd_, LOCK_UN);
+    fd_ = -1;
+}
+
 void rethrow_store_error(const std::exception& e) {
     if (auto* error = dynamic_cast<const Error*>(&e)) throw *error;
     if (auto* sql = dynamic_cast<const SQLite::Exception*>(&e)) {
         switch (sql->getErrorCode()) {
             case SQLITE_BUSY:
             case SQLITE_LOCKED:
-                throw failed("the store is busy: another team command held it for more than " +
-                             std::to_string(Store::kBusyTimeoutMs / 1000) + "s; try again");
+                throw failed(busy_message());
             case SQLITE_READONLY:
             case SQLITE_CANTOPEN:
             case SQLITE_PERM:

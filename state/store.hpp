@@ -19,6 +19,9 @@ class Store {
   public:
     // Opens (creating if needed) <home>/team.db. The home must exist (see ensure_home).
     explicit Store(const std::filesystem::path& home);
+    ~Store();
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
 
     const std::filesystem::path& home() const { return home_; }
     std::filesystem::path db_path() const { return home_ / "team.db"; }
@@ -26,16 +29,20 @@ class Store {
 
     // Runs fn() in one BEGIN IMMEDIATE transaction: committed when fn returns, rolled back
     // when it throws. Returns what fn returns. A commit wakes every ChangeWatch of the home.
+    // Writers first take their turn (see WriteTurn), then SQLite's write lock.
     template <class Fn>
     auto write(Fn&& fn) -> decltype(fn()) {
+        WriteTurn turn(*this);
         SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
         if constexpr (std::is_void_v<decltype(fn())>) {
             fn();
             tx.commit();
+            turn.end();
             announce_change(home_);
         } else {
             auto result = fn();
             tx.commit();
+            turn.end();
             announce_change(home_);
             return result;
         }
@@ -47,8 +54,28 @@ class Store {
     static constexpr int kWalMaxFrames = 64;
 
   private:
+    // A writer's turn: an exclusive flock on <home>/team.db.write.lock, held from before BEGIN
+    // IMMEDIATE to the commit. SQLite's busy handler sleeps and polls (up to 100 ms between
+    // tries), so under many writers a waiter keeps finding the lock taken by newcomers and can
+    // starve past the busy timeout (64 processes: a few "store is busy" in 5,000 commands); a
+    // blocked flock is woken at every release. The turn only orders writers: SQLite's lock
+    // still guards the data, so when the lock file cannot be opened (a read-only or full home)
+    // the write goes on without a turn and SQLite reports what is wrong.
+    class WriteTurn {
+      public:
+        explicit WriteTurn(Store& store);
+        ~WriteTurn() { end(); }
+        WriteTurn(const WriteTurn&) = delete;
+        WriteTurn& operator=(const WriteTurn&) = delete;
+        void end();
+
+      private:
+        int fd_ = -1;
+    };
+
     std::filesystem::path home_;
     std::unique_ptr<SQLite::Database> db_;
+    int write_lock_fd_ = -2;  // -2: not opened yet; -1: cannot be opened
 };
 
 // Turns SQLite's own exceptions into the project's errors (busy -> a clear message, read-only
