@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/harness.hpp"
+#include "bench/load_mix.hpp"
 
 extern char** environ;
 
@@ -353,6 +354,8 @@ struct Options {
     int warmup = 10;
     std::string only;
     std::string json;
+    int load_workers = 64;
+    int load_seconds = 30;
 };
 
 struct Result {
@@ -492,6 +495,47 @@ std::vector<Result> run_figures(const std::vector<Figure>& chosen, const Options
     return results;
 }
 
+// The mixed load (bench/load_mix.hpp): `load_workers` processes at once for `load_seconds` on
+// one home, sending, reading, claiming, spawning and killing. Each operation's latencies become a
+// row without a goal (a reference): its p50 as the median, and its p99. The load's own checks
+// (no lost or duplicated message, no double claim, no "database is locked", only SPEC 1.4 exit
+// codes) failing fail the row of all operations. `report` gets the whole report.
+std::vector<Result> run_load_figures(const Options& opt, nlohmann::json& report) {
+    std::vector<Result> out;
+    TempDir dir;
+    team::load::LoadOptions load;
+    load.team_binary = opt.team;
+    load.home = dir.path + "/home";
+    load.workers = opt.load_workers;
+    load.seconds = opt.load_seconds;
+    std::string suffix = ", " + std::to_string(load.workers) + " processes";
+    Result total;
+    total.name = "load: all operations" + suffix;
+    try {
+        team::load::LoadReport r = team::load::run_load(load);
+        report = r.to_json();
+        for (const auto& [op, stats] : r.ops) {
+            Result row;
+            row.name = "load: " + op + suffix;
+            row.median = stats.p50_ms;
+            row.p99 = stats.p99_ms;
+            out.push_back(row);
+        }
+        total.median = r.all.p50_ms;
+        total.p99 = r.all.p99_ms;
+        if (!r.ok()) {
+            total.error = "the load's checks failed:";
+            for (const auto& p : r.problems) total.error += "\n  " + p;
+        }
+    } catch (const std::exception& e) {
+        total.error = e.what();
+    }
+    Env env{opt.team, dir.path, load.home, child_environ(load.home)};
+    run_capture(env, {"tmux", "-S", load.home + "/tmux.sock", "kill-server"});
+    out.insert(out.begin(), total);
+    return out;
+}
+
 std::string machine() {
     cpu_set_t set;
     int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
@@ -540,7 +584,8 @@ void print_table(const Result& base, const std::vector<Result>& results) {
         if (!r.error.empty()) std::printf("\nFAILED %s: %s\n", r.name.c_str(), r.error.c_str());
 }
 
-nlohmann::json to_json(const Result& base, const std::vector<Result>& results, const Options& opt) {
+nlohmann::json to_json(const Result& base, const std::vector<Result>& results, const Options& opt,
+                       const nlohmann::json& load) {
     auto num = [](double v) {
         return std::isnan(v) ? nlohmann::json() : nlohmann::json(std::round(v * 1000) / 1000);
     };
@@ -560,6 +605,7 @@ nlohmann::json to_json(const Result& base, const std::vector<Result>& results, c
     return {{"baseline",
              {{"name", base.name}, {"median_ms", num(base.median)}, {"p90_ms", num(base.p90)}}},
             {"figures", figs},
+            {"load", load},
             {"runs", opt.runs},
             {"warmup", opt.warmup},
             {"machine", machine()},
@@ -568,16 +614,20 @@ nlohmann::json to_json(const Result& base, const std::vector<Result>& results, c
 
 const char* const usage = R"(usage: bench/run [--all] [OPTIONS]
        team_bench [--team PATH] [OPTIONS]
-Times whole `team` processes (median and p90 of N runs after a warm-up) against their goals and
-against the same measure of /bin/true. Each figure runs in its own temporary TEAM_HOME.
+Times whole `team` processes (median, p90 and p99 of N runs after a warm-up) against their goals
+and against the same measure of /bin/true. Each figure runs in its own temporary TEAM_HOME (the
+scale figures share one). Then the mixed load: its latencies per operation, and its checks.
 
-  --team PATH     the team binary (default: ../team next to team_bench)
-  --runs N        timed runs per figure (default 200)
-  --warmup N      untimed runs before them (default 10)
-  --only TEXT     only the figures whose name contains TEXT
-  --json FILE     also write the results as JSON to FILE
-  --all           every figure (the default); bench/run then writes bench/results.json
-  --help          this text
+  --team PATH        the team binary (default: ../team next to team_bench)
+  --runs N           timed runs per figure (default 200)
+  --warmup N         untimed runs before them (default 10)
+  --only TEXT        only the figures whose name contains TEXT (--only load: the mixed load)
+  --load-workers N   processes at once in the mixed load (default 64)
+  --load-seconds N   how long the mixed load runs (default 30)
+  --json FILE        also write the results as JSON to FILE
+  --all              every figure and the mixed load (the default); bench/run then writes
+                     bench/results.json
+  --help             this text
 Exit status: 0 when every figure ran (even if OVER its goal), 1 when one FAILED, 2 on bad usage.
 )";
 
@@ -614,6 +664,12 @@ int main(int argc, char** argv) {
             all = true;
         } else if (arg == "--runs") {
             if (!number(opt.runs) || opt.runs < 1) return usage_error("--runs needs a number >= 1");
+        } else if (arg == "--load-workers") {
+            if (!number(opt.load_workers) || opt.load_workers < 1)
+                return usage_error("--load-workers needs a number >= 1");
+        } else if (arg == "--load-seconds") {
+            if (!number(opt.load_seconds) || opt.load_seconds < 1)
+                return usage_error("--load-seconds needs a number >= 1");
         } else if (arg == "--warmup") {
             if (!number(opt.warmup)) return usage_error("--warmup needs a number >= 0");
         } else if (arg == "--team" || arg == "--only" || arg == "--json") {
@@ -631,7 +687,10 @@ int main(int argc, char** argv) {
     std::vector<Figure> chosen;
     for (auto& f : figures(opt.team))
         if (f.name.find(opt.only) != std::string::npos) chosen.push_back(std::move(f));
-    if (chosen.empty()) return usage_error("no figure name contains '" + opt.only + "'");
+    // The mixed load runs with every figure, or alone with --only load.
+    bool load_chosen = opt.only.empty() || opt.only.starts_with("load");
+    if (chosen.empty() && !load_chosen)
+        return usage_error("no figure name contains '" + opt.only + "'");
 
     std::printf("machine: %s; %d runs after %d warm-up; %s\n\n", machine().c_str(), opt.runs,
                 opt.warmup, iso_now().c_str());
@@ -642,12 +701,16 @@ int main(int argc, char** argv) {
     Figure true_figure{"/bin/true (baseline)", 0, nullptr, sample_argv({"/bin/true"}), nullptr};
     Result base = run_figure(true_figure, opt, nullptr);
     std::vector<Result> results = run_figures(chosen, opt, &base.samples);
+    nlohmann::json load;  // null unless the load ran
+    if (load_chosen) {
+        for (auto& r : run_load_figures(opt, load)) results.push_back(std::move(r));
+    }
     summarize(base, base.samples);
     print_table(base, results);
 
     if (!opt.json.empty()) {
         std::ofstream out(opt.json);
-        out << to_json(base, results, opt).dump(2) << "\n";
+        out << to_json(base, results, opt, load).dump(2) << "\n";
         if (!out) {
             std::fprintf(stderr, "team_bench: cannot write '%s'\n", opt.json.c_str());
             return 1;
