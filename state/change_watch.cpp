@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -21,6 +22,28 @@ constexpr const char* kMarker = "team.db.changed";
 constexpr const char* kWakeDir = "wake";
 }  // namespace
 
+namespace {
+
+// Writes a byte to a waiter's FIFO. Full: a wake is pending already. A waiter that closed its
+// FIFO since we opened it makes the write fail with EPIPE and raise SIGPIPE, which would kill
+// this process after its commit and before it reports it (the load proof saw a send die so):
+// SIGPIPE is blocked for the write, and one it raised is taken off before it is unblocked.
+void wake(int fd) {
+    sigset_t pipe_only, previous;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+    char byte = 1;
+    if (::write(fd, &byte, 1) < 0 && errno == EPIPE) {
+        timespec now{0, 0};
+        while (::sigtimedwait(&pipe_only, nullptr, &now) < 0 && errno == EINTR) {
+        }
+    }
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+}  // namespace
+
 void announce_change(const std::filesystem::path& home) {
     // Every waiting reader of this home has a FIFO in <home>/wake: a byte in each wakes them.
     if (DIR* dir = ::opendir((home / kWakeDir).c_str())) {
@@ -33,8 +56,7 @@ void announce_change(const std::filesystem::path& home) {
                 if (errno == ENXIO) ::unlinkat(::dirfd(dir), entry->d_name, 0);
                 continue;
             }
-            char byte = 1;
-            [[maybe_unused]] auto written = ::write(fd, &byte, 1);  // full: a wake is pending
+            wake(fd);
             ::close(fd);
         }
         ::closedir(dir);
