@@ -50,6 +50,18 @@ std::string tmux_literal(std::string s) {
     return s;
 }
 
+// tmux expands formats in some arguments (a start directory, a pane title, pipe-pane's command),
+// and `#(...)` in a format runs a shell command: a home, a cwd or a name with `#(` in it would
+// run it. `##` is a literal '#'.
+std::string tmux_format_literal(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        out += c;
+        if (c == '#') out += '#';
+    }
+    return tmux_literal(out);
+}
+
 std::optional<int> optional_int(const std::string& s) {
     if (s.empty()) return std::nullopt;
     try {
@@ -126,23 +138,25 @@ PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std
     std::string target = "=" + session + ":";
     // pipe-pane runs its command through /bin/sh.
     std::string pipe = "exec cat >> " + shell_quote(log.string());
-    std::vector<std::string> command{"-P", "-F", "#{pane_id} #{pane_pid}", "-c", cwd, "--"};
+    std::vector<std::string> command{
+        "-P", "-F", "#{pane_id} #{pane_pid}", "-c", tmux_format_literal(cwd), "--"};
     for (const auto& a : argv) command.push_back(tmux_literal(a));
 
     // Without -d the new pane becomes the current one, so the commands after it in the same
     // call apply to it before tmux reads a byte of its output; last-pane gives the focus back.
     std::vector<std::string> split{"split-window", "-t", target};
     split.insert(split.end(), command.begin(), command.end());
-    split.insert(split.end(), {";", "select-pane", "-T", tmux_literal(title), ";", "pipe-pane",
-                               "-o", tmux_literal(pipe), ";", "select-layout", "-t", target,
-                               "tiled", ";", "last-pane", "-t", target});
+    split.insert(split.end(), {";", "select-pane", "-T", tmux_format_literal(title), ";",
+                               "pipe-pane", "-o", tmux_format_literal(pipe), ";", "select-layout",
+                               "-t", target, "tiled", ";", "last-pane", "-t", target});
     TmuxResult r = tmux_.run(split);
     if (!r.ok()) {
         // No server or no session yet: this pane starts the session.
         std::vector<std::string> create{"new-session", "-d", "-s", session, "-n", session};
         create.insert(create.end(), command.begin(), command.end());
-        create.insert(create.end(), {";", "select-pane", "-t", target, "-T", tmux_literal(title),
-                                     ";", "pipe-pane", "-t", target, "-o", tmux_literal(pipe)});
+        create.insert(create.end(),
+                      {";", "select-pane", "-t", target, "-T", tmux_format_literal(title), ";",
+                       "pipe-pane", "-t", target, "-o", tmux_format_literal(pipe)});
         TmuxResult created = tmux_.run(create);
         if (!created.ok()) {
             bool exists = created.err.find("duplicate session") != std::string::npos;
