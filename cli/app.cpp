@@ -218,6 +218,9 @@ int run(int argc, char** argv) {
         return report(e, json_requested);
     }
 
+    // A --json that CLI11 took as the value of an option before it (`--team= --json`) still
+    // asks for JSON: the caller parses stdout either way.
+    g.json = g.json || json_requested;
     if (!home.empty()) g.home = home;
     g.team = !team.empty() ? std::optional(team) : env("TEAM_NAME");
     g.as = !as.empty() ? std::optional(as) : env("TEAM_AGENT_ID");
