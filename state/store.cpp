@@ -24,13 +24,21 @@ namespace {
 
 // SQLite creates the database with the umask's permissions; make the file first, 0600, so it
 // (and the -wal and -shm files, which copy its mode) are private whatever the umask.
-void create_private_file(const fs::path& path) {
+// Returns false when the database exists but cannot be written (a read-only home): it is then
+// opened read-only, so that reads work and writes fail with SQLite's clear "read-only" error.
+bool create_private_file(const fs::path& path) {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
+        int error = errno;
+        if ((error == EACCES || error == EROFS || error == EPERM) &&
+            ::access(path.c_str(), R_OK) == 0) {
+            return false;
+        }
         throw failed("cannot open the database " + quote(path.string()) + ": " +
-                     std::strerror(errno));
+                     std::strerror(error));
     }
     ::close(fd);
+    return true;
 }
 
 // Serialises first-time set-up (WAL mode, migrations) between processes that open a new home
@@ -84,8 +92,9 @@ const char* store_vfs() {
 
 Store::Store(const fs::path& home) : home_(home) {
     fs::path path = db_path();
-    create_private_file(path);
-    db_ = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE, 0, store_vfs());
+    bool writable = create_private_file(path);
+    db_ = std::make_unique<SQLite::Database>(
+        path.string(), writable ? SQLite::OPEN_READWRITE : SQLite::OPEN_READONLY, 0, store_vfs());
     // Every command is a new process, and the first connection of a process rebuilds the WAL
     // index by reading the whole WAL, so the WAL must stay short. SQLite's own autocheckpoint
     // does not keep it short across processes (the rebuilt index forgets what was already
@@ -193,6 +202,21 @@ Store::WriteTurn::WriteTurn(Store& store) {
 void Store::WriteTurn::end() {
     if (fd_ >= 0) ::flock(fd_, LOCK_UN);
     fd_ = -1;
+}
+
+void Store::explain_write_error(const SQLite::Exception& e) const {
+    switch (e.getErrorCode()) {
+        case SQLITE_READONLY:
+        case SQLITE_CANTOPEN:
+        case SQLITE_PERM:
+            throw failed("cannot write the store " + quote(db_path().string()) +
+                         ": the home is read-only; nothing was changed");
+        case SQLITE_FULL:
+            throw failed("cannot write the store " + quote(db_path().string()) +
+                         ": the disk is full; nothing was changed");
+        default:
+            return;
+    }
 }
 
 void rethrow_store_error(const std::exception& e) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Exception.h>
 #include <SQLiteCpp/Transaction.h>
 
 #include <filesystem>
@@ -32,6 +33,22 @@ class Store {
     // Writers first take their turn (see WriteTurn), then SQLite's write lock.
     template <class Fn>
     auto write(Fn&& fn) -> decltype(fn()) {
+        try {
+            return write_once(fn);
+        } catch (const SQLite::Exception& e) {
+            explain_write_error(e);  // a read-only home or a full disk: a clear error
+            throw;
+        }
+    }
+
+    // How long a connection waits for another process's write lock before failing.
+    static constexpr int kBusyTimeoutMs = 10'000;
+    // Frames of WAL after which a commit checkpoints and truncates it (see store.cpp).
+    static constexpr int kWalMaxFrames = 64;
+
+  private:
+    template <class Fn>
+    auto write_once(Fn& fn) -> decltype(fn()) {
         WriteTurn turn(*this);
         SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
         if constexpr (std::is_void_v<decltype(fn())>) {
@@ -48,12 +65,10 @@ class Store {
         }
     }
 
-    // How long a connection waits for another process's write lock before failing.
-    static constexpr int kBusyTimeoutMs = 10'000;
-    // Frames of WAL after which a commit checkpoints and truncates it (see store.cpp).
-    static constexpr int kWalMaxFrames = 64;
+    // Throws a team::Error naming the home for SQLite's read-only and disk-full errors; returns
+    // for any other.
+    void explain_write_error(const SQLite::Exception& e) const;
 
-  private:
     // A writer's turn: an exclusive flock on <home>/team.db.write.lock, held from before BEGIN
     // IMMEDIATE to the commit. SQLite's busy handler sleeps and polls (up to 100 ms between
     // tries), so under many writers a waiter keeps finding the lock taken by newcomers and can
