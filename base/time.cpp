@@ -11,6 +11,12 @@ EpochMs SystemClock::now() const {
     return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+std::int64_t SystemClock::boot_ms() const {
+    struct timespec ts {};
+    ::clock_gettime(CLOCK_BOOTTIME, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
 std::string iso8601(EpochMs t) {
     std::time_t seconds = static_cast<std::time_t>(t / 1000);
     int millis = static_cast<int>(t % 1000);

@@ -1,6 +1,11 @@
 // Wall-clock time as the store keeps it (milliseconds since the Unix epoch), the clock behind
 // an interface so rules that depend on time can be tested without sleeping, and the two ways
 // times are shown: ISO-8601 UTC with milliseconds (JSON) and relative ("5 min ago", humans).
+//
+// The wall clock can step (NTP, `date -s`), so nothing that must happen *at* a time is armed
+// from it. A deadline that outlives the process that set it (a --force-after, kept by an
+// agent's supervisor) is stored on the boot clock too: CLOCK_BOOTTIME, which no one sets and
+// every process of the machine reads alike.
 #pragma once
 
 #include <cstdint>
@@ -13,12 +18,16 @@ using EpochMs = std::int64_t;
 class Clock {
   public:
     virtual ~Clock() = default;
+    // Wall-clock milliseconds since the Unix epoch: what records and users see.
     virtual EpochMs now() const = 0;
+    // Milliseconds on CLOCK_BOOTTIME: never steps, shared by every process of the machine.
+    virtual std::int64_t boot_ms() const = 0;
 };
 
 class SystemClock final : public Clock {
   public:
     EpochMs now() const override;
+    std::int64_t boot_ms() const override;
 };
 
 // 2026-11-22T10:04:05.123Z

@@ -116,6 +116,10 @@ class Supervisor {
     RunOutcome run(const std::function<void(std::string_view)>& on_output,
                    const std::function<void(std::string_view)>& on_error = {});
 
+    // Ends the command and everything below the supervisor now (SIGTERM with SIGCONT, SIGKILL
+    // after `grace`), for a command that must not run on (its record was taken from it).
+    void stop(std::chrono::milliseconds grace) { end_tree(15, grace); }
+
   private:
     void reap(RunOutcome& outcome);
     void end_tree(int sig, std::chrono::milliseconds grace);

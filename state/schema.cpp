@@ -240,6 +240,16 @@ ALTER TABLE shells ADD COLUMN session TEXT;  -- the session's name
 ALTER TABLE shells ADD COLUMN script TEXT;   -- the bash script it starts from (until it runs)
 CREATE INDEX shells_session ON shells(session) WHERE session IS NOT NULL;
 )sql",
+
+    // 7: clocks that do not jump. The process making an agent (`team spawn`), so that a look
+    // can tell at once whether a `spawning` record is still being made or its maker is gone; and
+    // a --force-after deadline on CLOCK_BOOTTIME (ms), the clock every process of the machine
+    // shares and no one sets, beside force_at (the wall-clock time shown as forceAt).
+    R"sql(
+ALTER TABLE agents ADD COLUMN spawner_pid INTEGER;
+ALTER TABLE agents ADD COLUMN spawner_start INTEGER;
+ALTER TABLE shutdown_requests ADD COLUMN force_at_boot INTEGER;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -34,7 +34,8 @@ constexpr auto kSpawnTimeout = std::chrono::seconds(10);
 // How long a look waits for a supervisor that is recording its agent's end (it gives the
 // agent's leftovers one second after SIGTERM).
 constexpr auto kRecordWait = std::chrono::seconds(3);
-// A record still `spawning` this long after its creation, with no supervisor, is lost.
+// A `spawning` record made before schema 7 (which does not say who is making it), with no
+// supervisor, is lost this long after its creation.
 constexpr EpochMs kStaleSpawnMs = 30'000;
 
 std::string self_exe() {
@@ -51,6 +52,13 @@ std::optional<proc::Pidfd> live_process(std::optional<std::int64_t> pid,
         proc::Pidfd::open(static_cast<pid_t>(*pid), static_cast<std::uint64_t>(start.value_or(0)));
     if (fd && fd->exited()) return std::nullopt;  // a zombie nobody reaped is gone
     return fd;
+}
+
+// Whether an agent that has no supervisor yet is still being made: the `team spawn` that made
+// its record lives (a record from before schema 7 does not name it: then for kStaleSpawnMs).
+bool spawn_under_way(const AgentRecord& agent, EpochMs now) {
+    if (agent.spawner_pid) return live_process(agent.spawner_pid, agent.spawner_start).has_value();
+    return now - agent.created_at < kStaleSpawnMs;
 }
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
@@ -193,9 +201,12 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
             }
             if (!agent.color) agent.color = pool[used.size() % pool.size()];  // all taken: share
         }
+        // The record says who is making it, so that a look can tell at once whether a
+        // `spawning` agent is still being made or its maker is gone (reconcile).
         SQLite::Statement insert(db, R"sql(
-            INSERT INTO agents (team_id, name, role, status, color, command, cwd, env, created_at)
-            VALUES (?, ?, ?, 'spawning', ?, ?, ?, ?, ?)
+            INSERT INTO agents (team_id, name, role, status, color, command, cwd, env, created_at,
+                                spawner_pid, spawner_start)
+            VALUES (?, ?, ?, 'spawning', ?, ?, ?, ?, ?, ?, ?)
         )sql");
         insert.bind(1, team.id);
         insert.bind(2, agent.name);
@@ -205,6 +216,8 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
         insert.bind(6, cwd);
         insert.bind(7, nlohmann::json(agent.env).dump());
         insert.bind(8, now);
+        insert.bind(9, static_cast<std::int64_t>(::getpid()));
+        insert.bind(10, static_cast<std::int64_t>(proc::start_time_of(::getpid()).value_or(0)));
         insert.exec();
         agent.id = db.getLastInsertRowid();
         agent.log_file = log_path(team, agent).string();
@@ -271,14 +284,20 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
 }
 
 int Agents::supervise(Store& store, std::int64_t agent_id) {
-    auto agent = load_agent(store, agent_id);
-    if (!agent || agent->status != "spawning") return 1;
     SystemClock clock;
     const char* pane = std::getenv("TMUX_PANE");
     std::string pane_id = pane ? pane : "";
     tmux::TmuxClient client(tmux::TmuxServer::socket_args(store.home()),
                             tmux::TmuxServer::ensure_config(store.home()));
     tmux::TmuxServer server(client);
+    // Leaving without a command to supervise: the pane goes too (remain-on-exit would keep it,
+    // and its spawn may be gone, so no one else would remove it).
+    auto leave = [&] {
+        if (!pane_id.empty()) server.kill_pane(pane_id);
+        return 1;
+    };
+    auto agent = load_agent(store, agent_id);
+    if (!agent || agent->status != "spawning") return leave();
 
     proc::Supervisor supervisor;
     proc::LaunchSpec spec;
@@ -319,9 +338,9 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
             up.bind(2, agent_id);
             up.exec();
         });
-        return 1;
+        return leave();
     }
-    store.write([&] {
+    bool recorded = store.write([&] {
         SQLite::Statement up(store.db(), R"sql(
             UPDATE agents SET status = 'active', pid = ?, pid_start_time = ?, supervisor_pid = ?,
                               supervisor_start = ?, pane_id = ?
@@ -336,8 +355,14 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         else
             up.bind(5, pane_id);
         up.bind(6, agent_id);
-        up.exec();
+        return up.exec() == 1;
     });
+    if (!recorded) {
+        // The record was ended while the command started (its spawn died and a look declared
+        // it lost, or a force-kill came first): nothing of it may run on unrecorded.
+        supervisor.stop(std::chrono::milliseconds(1000));
+        return leave();
+    }
 
     proc::RunOutcome outcome = supervisor.run([](std::string_view) {});
 
@@ -376,7 +401,7 @@ int Agents::reconcile(const TeamRecord& team) {
             }
             continue;
         }
-        if (!agent.supervisor_pid && clock_.now() - agent.created_at < kStaleSpawnMs) continue;
+        if (!agent.supervisor_pid && spawn_under_way(agent, clock_.now())) continue;
         // Its supervisor is gone without recording an end: end what is left of the agent and
         // record it as lost.
         proc::TreeTarget target;
@@ -386,7 +411,8 @@ int Agents::reconcile(const TeamRecord& team) {
         proc::terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
         bool marked = store_.write([&] {
             auto now = load_agent(store_, agent.id);
-            if (!now || !now->live()) return false;
+            // Not if its supervisor recorded the start meanwhile (it ends by itself otherwise).
+            if (!now || !now->live() || now->supervisor_pid != agent.supervisor_pid) return false;
             return finish_agent(store_.db(), *now, clock_.now(),
                                 {"lost", std::nullopt, std::nullopt, "team", {}, {}});
         });

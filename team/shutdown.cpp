@@ -35,7 +35,8 @@ constexpr milliseconds kSupervisorWait{2000};
 const char* const kRequestColumns = R"sql(
     SELECT r.id, r.team_id, r.agent_id, a.name || '@' || t.name, r.method, r.phase, r.reason,
            r.reject_reason, r.requested_by, r.requested_at, r.responded_at, r.confirmed_at,
-           r.force_at, r.forced_at, r.grace_ms, r.reassign_to, r.reassigned, r.closed_at
+           r.force_at, r.forced_at, r.grace_ms, r.reassign_to, r.reassigned, r.closed_at,
+           r.force_at_boot
     FROM shutdown_requests r JOIN agents a ON a.id = r.agent_id JOIN teams t ON t.id = r.team_id
 )sql";
 
@@ -67,6 +68,7 @@ ShutdownRequest request_from(SQLite::Statement& row) {
             nlohmann::json::parse(row.getColumn(16).getString()).get<std::vector<std::string>>();
     }
     r.closed_at = optional_ms(row.getColumn(17));
+    r.force_at_boot = optional_ms(row.getColumn(18));
     return r;
 }
 
@@ -169,27 +171,46 @@ std::int64_t parse_request_id(const std::string& text) {
     return std::stoll(text);
 }
 
+// A --force-after or teardown deadline, `after` from now: the wall-clock time users see
+// (forceAt) and the boot-clock time it is armed from.
+struct Deadline {
+    EpochMs wall = 0;
+    std::int64_t boot = 0;
+};
+
+Deadline deadline_after(const Clock& clock, milliseconds after) {
+    return {clock.now() + after.count(), clock.boot_ms() + after.count()};
+}
+
 // A graceful request to `agent` (in the caller's transaction): the row, the shutdown_request
 // message in its inbox and the activity entry. `text` is the message; the agent's status is the
 // caller's business.
 ShutdownRequest request_shutdown(SQLite::Database& db, const TeamRecord& team, const Caller& caller,
                                  const AgentRecord& agent, const std::string& reason, EpochMs now,
-                                 std::optional<EpochMs> force_at, milliseconds grace,
+                                 std::optional<Deadline> deadline, milliseconds grace,
                                  const std::optional<std::string>& reassign_to,
                                  const std::string& text, bool teardown) {
     SQLite::Statement insert(db, R"sql(
         INSERT INTO shutdown_requests (team_id, agent_id, method, phase, reason, requested_by,
-                                       requested_at, force_at, grace_ms, reassign_to)
-        VALUES (?, ?, 'graceful', 'requested', ?, ?, ?, ?, ?, ?)
+                                       requested_at, force_at, force_at_boot, grace_ms, reassign_to)
+        VALUES (?, ?, 'graceful', 'requested', ?, ?, ?, ?, ?, ?, ?)
     )sql");
     insert.bind(1, team.id);
     insert.bind(2, agent.id);
     insert.bind(3, reason);
     insert.bind(4, caller.id());
     insert.bind(5, now);
-    bind_or_null(insert, 6, force_at);
-    insert.bind(7, static_cast<std::int64_t>(grace.count()));
-    bind_or_null(insert, 8, reassign_to);
+    std::optional<EpochMs> force_at;
+    if (deadline) {
+        force_at = deadline->wall;
+        insert.bind(6, deadline->wall);
+        insert.bind(7, deadline->boot);
+    } else {
+        insert.bind(6);
+        insert.bind(7);
+    }
+    insert.bind(8, static_cast<std::int64_t>(grace.count()));
+    bind_or_null(insert, 9, reassign_to);
     insert.exec();
     ShutdownRequest request = *load_request(db, db.getLastInsertRowid());
     post_message(db, team, caller.name, agent, "shutdown_request", text,
@@ -347,6 +368,7 @@ namespace {
 proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock& clock) {
     proc::StopPlan plan;
     EpochMs now = clock.now();
+    std::int64_t boot_now = clock.boot_ms();
     auto steady_now = SteadyClock::now();
     std::optional<ShutdownRequest> due;
     for (const auto& r : select_requests(store.db(), "r.agent_id = ? ORDER BY r.id", agent.id)) {
@@ -358,11 +380,14 @@ proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock
         // A deadline holds until the agent has ended, even after a rejection (SPEC 7.1: "if
         // the agent has not confirmed by then it is force-killed").
         if (!r.force_at || r.forced_at) continue;
-        if (*r.force_at <= now) {
+        // How long until the deadline: on the boot clock, which does not step (a request from
+        // before schema 7 has only the wall-clock time).
+        auto left = milliseconds(r.force_at_boot ? *r.force_at_boot - boot_now : *r.force_at - now);
+        if (left.count() <= 0) {
             due = r;
             break;
         }
-        auto at = steady_now + milliseconds(*r.force_at - now);
+        auto at = steady_now + left;
         if (!plan.at || at < *plan.at) {
             plan.at = at;
             plan.grace = milliseconds(r.grace_ms);
@@ -463,14 +488,14 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
         if (status.exec() == 0) {
             throw refused("agent " + quote(agent.name) + " is no longer active");
         }
-        std::optional<EpochMs> force_at;
-        if (o.force_after) force_at = now + o.force_after->count();
+        std::optional<Deadline> deadline;
+        if (o.force_after) deadline = deadline_after(clock_, *o.force_after);
         std::string text = "shutdown requested by " + caller.id() +
                            (o.reason.empty() ? std::string() : ": " + o.reason) +
                            ". Approve with 'team shutdown approve' then finish and run 'team "
                            "shutdown confirm' (or exit), or reject with 'team shutdown reject "
                            "--reason TEXT'.";
-        request = request_shutdown(db, team, caller, agent, o.reason, now, force_at, o.grace,
+        request = request_shutdown(db, team, caller, agent, o.reason, now, deadline, o.grace,
                                    o.reassign_to, text, false);
         // Its supervisor enforces the deadline from the commit on, whatever happens to this
         // command: woken before the commit (it waits for it), so no moment is left where this
@@ -803,7 +828,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     auto live = load_agents(store_, team, false);
 
     EpochMs now = clock_.now();
-    EpochMs deadline_ms = now + o.grace.count();
+    Deadline deadline_at = deadline_after(clock_, o.grace);
     store_.write([&] {
         auto& db = store_.db();
         SQLite::Statement active(db, "SELECT status FROM teams WHERE id = ?");
@@ -813,15 +838,20 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
         }
         for (const auto& agent : live) {
             if (agent.status == "shutting_down") {
-                // Its open request keeps going, with teardown's deadline at the latest.
+                // Its open request keeps going, with teardown's deadline at the latest (a
+                // request from before schema 7 has its deadline on the wall clock only).
                 SQLite::Statement sooner(db, R"sql(
-                    UPDATE shutdown_requests SET force_at = min(coalesce(force_at, ?1), ?1),
-                                                 grace_ms = min(grace_ms, ?2)
+                    UPDATE shutdown_requests
+                    SET force_at_boot = min(coalesce(force_at_boot,
+                                                     ?4 + coalesce(force_at, ?1) - ?1), ?4),
+                        force_at = min(coalesce(force_at, ?1), ?1),
+                        grace_ms = min(grace_ms, ?2)
                     WHERE agent_id = ?3 AND closed_at IS NULL
                 )sql");
-                sooner.bind(1, deadline_ms);
+                sooner.bind(1, deadline_at.wall);
                 sooner.bind(2, static_cast<std::int64_t>(kTeardownKillGrace.count()));
                 sooner.bind(3, agent.id);
+                sooner.bind(4, deadline_at.boot);
                 sooner.exec();
                 continue;
             }
@@ -830,7 +860,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
                                      "AND status = 'active'");
             status.bind(1, agent.id);
             status.exec();
-            request_shutdown(db, team, caller, agent, o.reason, now, deadline_ms,
+            request_shutdown(db, team, caller, agent, o.reason, now, deadline_at,
                              kTeardownKillGrace, std::nullopt,
                              "the team is being torn down by " + caller.id() +
                                  (o.reason.empty() ? std::string() : ": " + o.reason) +

@@ -45,6 +45,9 @@ struct ShutdownRequest {
     std::string requested_by;
     EpochMs requested_at = 0;
     std::optional<EpochMs> responded_at, confirmed_at, force_at, forced_at, closed_at;
+    // The deadline (force_at) on the boot clock (Clock::boot_ms), which is what arms it; null in
+    // requests made before schema 7, whose deadline is armed from force_at.
+    std::optional<std::int64_t> force_at_boot;
     std::int64_t grace_ms = 5000;
     std::optional<std::string> reassign_to;
     std::vector<std::string> reassigned;

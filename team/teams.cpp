@@ -64,13 +64,15 @@ AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
     a.supervisor_start = column_or_null<std::int64_t>(row.getColumn(19));
     a.log_file = column_or_null<std::string>(row.getColumn(20));
     a.spawn_error = column_or_null<std::string>(row.getColumn(21));
+    a.spawner_pid = column_or_null<std::int64_t>(row.getColumn(22));
+    a.spawner_start = column_or_null<std::int64_t>(row.getColumn(23));
     return a;
 }
 
 const char* const kAgentColumns = R"sql(
     id, name, role, is_leader, status, pane_id, pid, color, command, cwd, created_at,
     terminated_at, exit_code, signal, exit_reason, team_id, env, pid_start_time, supervisor_pid,
-    supervisor_start, log_file, spawn_error
+    supervisor_start, log_file, spawn_error, spawner_pid, spawner_start
 )sql";
 
 // The names of a team's live members (leader included), for did-you-mean.

@@ -52,6 +52,9 @@ struct AgentRecord {
     std::int64_t team_id = 0;
     std::vector<std::string> env;  // the --env entries
     std::optional<std::int64_t> pid_start, supervisor_pid, supervisor_start;
+    // The `team spawn` process that made a `spawning` record (null in records made before
+    // schema 7).
+    std::optional<std::int64_t> spawner_pid, spawner_start;
     std::optional<std::string> log_file, spawn_error;
 
     std::string id_string() const { return name + "@" + team; }

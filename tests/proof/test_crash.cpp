@@ -326,6 +326,7 @@ void check_invariants(const CrashHome& h, bool wait_deadlines) {
                                  << agent_status << "): " << open.getColumn(4).getString() << " "
                                  << phase << (forced ? ", forced" : ""));
             CHECK(agent_status != "terminated");
+            if (agent_status == "terminated") continue;  // stuck: nothing will ever close it
             CHECK((phase == "requested" || phase == "approved" || phase == "confirmed"));
             if (agent_status != "spawning") {
                 CHECK(supervisor.has_value());
@@ -526,13 +527,11 @@ void check_ended(const CrashHome& h, const std::string& name, const std::set<std
 
 }  // namespace
 
-// KNOWN GAP, hidden from the default run (run it with `proof_tests "[crash-spawn-gap]"`): a
-// spawn killed after its record is written and before its supervisor starts leaves the agent
-// `spawning`; a look declares it lost only 30 s later (kStaleSpawnMs, team/agents.cpp), since
-// the record does not say which process was spawning it. Until then a re-run is refused
-// ("already exists"). Fix: record the spawner's pid and start time, so that a look can tell at
-// once that it is gone.
-TEST_CASE("crash: spawn", "[.][crash][crash-spawn-gap][serial]") {
+// A spawn killed after its record is written and before its pane's supervisor has taken the
+// record over leaves the agent `spawning`; the record names the `team spawn` that makes it, so
+// the next look sees at once that its maker is gone and declares it lost (a supervisor that
+// was starting then ends its command and leaves), and a re-run makes the agent anew.
+TEST_CASE("crash: spawn", "[crash][serial]") {
     Operation op;
     op.name = "spawn";
     op.first_seed = 1000;

@@ -71,6 +71,12 @@ void seed(SQLite::Database& db, int version) {
             UPDATE shells SET session = 'app' WHERE id = 'bg-000001';
         )sql");
     }
+    if (version >= 7) {
+        db.exec(R"sql(
+            UPDATE agents SET spawner_pid = 42, spawner_start = 43 WHERE id = 2;
+            UPDATE shutdown_requests SET force_at = 11, force_at_boot = 12;
+        )sql");
+    }
 }
 
 void check_seed_kept(SQLite::Database& db, int version) {
@@ -98,6 +104,11 @@ void check_seed_kept(SQLite::Database& db, int version) {
         CHECK(db.execAndGet("SELECT state FROM sessions").getString() == R"({"cwd": "/srv"})");
         CHECK(db.execAndGet("SELECT command FROM session_execs").getString() == "make");
         CHECK(db.execAndGet("SELECT session FROM shells").getString() == "app");
+    }
+    if (version >= 7) {
+        CHECK(db.execAndGet("SELECT spawner_pid || ' ' || spawner_start FROM agents WHERE id = 2")
+                  .getString() == "42 43");
+        CHECK(db.execAndGet("SELECT force_at_boot FROM shutdown_requests").getInt() == 12);
     }
 }
 

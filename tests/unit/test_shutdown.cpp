@@ -4,6 +4,9 @@
 // reject) where it can run without tmux or processes, and inserted as rows where a test needs a
 // state the protocol reaches only with a live agent (force began, a deadline past due).
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "proc/process_table.hpp"
 #include "state/store.hpp"
 #include "tasks/tasks.hpp"
 #include "team/agents.hpp"
@@ -35,10 +39,14 @@ namespace {
 
 constexpr EpochMs kStart = 1'800'000'000'000;
 
+// Time passes for both clocks as `t` moves; `step` moves the wall clock alone (NTP, date -s).
 class FixedClock final : public Clock {
   public:
-    EpochMs now() const override { return t; }
+    EpochMs now() const override { return t + step; }
+    std::int64_t boot_ms() const override { return t - kStart + kBootAtStart; }
     EpochMs t = kStart;
+    EpochMs step = 0;
+    static constexpr std::int64_t kBootAtStart = 90'000;
 };
 
 // A shutdown request row, as a test needs it.
@@ -693,6 +701,47 @@ TEST_CASE("shutdown: agent_stop_plan: a --force-after deadline holds after a rej
     CHECK(fx.leader_inbox("shutdown_confirmed").empty());
 }
 
+TEST_CASE(
+    "shutdown: agent_stop_plan: a --force-after deadline is kept on the boot clock, whatever "
+    "the wall clock does",
+    "[shutdown]") {
+    Fixture fx;
+    fx.member("w");
+    auto request = fx.ask("w", "wrap up", milliseconds(10'000));
+    CHECK(request.force_at == std::optional<EpochMs>(kStart + 10'000));
+    CHECK(request.force_at_boot == std::optional<std::int64_t>(FixedClock::kBootAtStart + 10'000));
+    auto rows = fx.snapshot();
+
+    // The wall clock steps an hour forward, then an hour back: the deadline does not move.
+    for (EpochMs step : {3'600'000LL, -3'600'000LL}) {
+        INFO("the wall clock stepped " << step << " ms");
+        fx.clock.step = step;
+        fx.check_plan("w", milliseconds(10'000), milliseconds(1500));
+        CHECK(fx.snapshot() == rows);
+    }
+
+    // Time passes (both clocks), to the deadline: force begins, at the wall clock's time.
+    fx.clock.t += 10'000;
+    fx.check_plan("w", milliseconds(0), milliseconds(1500));
+    CHECK(fx.row(request.id).forced_at == std::optional<EpochMs>(kStart + 10'000 - 3'600'000));
+}
+
+// A request made before schema 7 has only the wall-clock deadline, and is armed from it.
+TEST_CASE(
+    "shutdown: agent_stop_plan: a deadline without its boot-clock time is armed from the "
+    "wall clock",
+    "[shutdown]") {
+    Fixture fx;
+    fx.member("w");
+    Req old;
+    old.force_at = kStart + 3'000;
+    old.grace_ms = 300;
+    fx.request("w", old);
+    fx.check_plan("w", milliseconds(3'000), milliseconds(300));
+    fx.clock.step = 1'000;
+    fx.check_plan("w", milliseconds(2'000), milliseconds(300));
+}
+
 TEST_CASE("shutdown: agent_stop_plan: a deadline past due of an agent already ended writes nothing",
           "[shutdown]") {
     Fixture fx;
@@ -710,4 +759,45 @@ TEST_CASE("shutdown: agent_stop_plan: a deadline past due of an agent already en
     CHECK(fx.snapshot() == rows);
     CHECK_FALSE(fx.row(id).forced_at);
     CHECK(fx.record("w").exit_reason == std::optional<std::string>("exited"));
+}
+
+// SPEC 4: a `spawning` record is left alone while the `team spawn` that makes it lives, however
+// old it is and whatever the clocks say; once that spawn is gone (a crash) the next look calls
+// it lost at once, handing its colour and name back.
+TEST_CASE("reconcile: a spawning record lives exactly as long as the spawn that makes it",
+          "[shutdown][reconcile]") {
+    Fixture fx;
+    pid_t gone = ::fork();
+    if (gone == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    auto gone_start = proc::start_time_of(gone);
+    ::kill(gone, SIGKILL);
+    ::waitpid(gone, nullptr, 0);
+    REQUIRE(gone_start);
+    auto made_by = [&](const std::string& name, pid_t pid, std::uint64_t start) {
+        fx.member(name, "spawning");
+        fx.store.write([&] {
+            SQLite::Statement up(fx.store.db(), R"sql(
+                UPDATE agents SET spawner_pid = ?, spawner_start = ?, created_at = ?
+                WHERE name = ?
+            )sql");
+            up.bind(1, static_cast<std::int64_t>(pid));
+            up.bind(2, static_cast<std::int64_t>(start));
+            up.bind(3, kStart - 3'600'000);  // an hour old
+            up.bind(4, name);
+            up.exec();
+        });
+    };
+    made_by("underway", ::getpid(), proc::start_time_of(::getpid()).value_or(0));
+    made_by("orphan", gone, *gone_start);
+    fx.clock.step = 86'400'000;  // the look's wall clock a day ahead
+
+    Agents agents(fx.store, fx.clock, fx.tmux);
+    agents.reconcile(fx.team);
+    CHECK(fx.record("underway").status == "spawning");
+    auto orphan = fx.record("orphan");
+    CHECK(orphan.status == "terminated");
+    CHECK(orphan.exit_reason == std::optional<std::string>("lost"));
 }

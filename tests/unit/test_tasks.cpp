@@ -33,6 +33,7 @@ constexpr EpochMs kStart = 1'800'000'000'000;
 class FixedClock final : public Clock {
   public:
     EpochMs now() const override { return t; }
+    std::int64_t boot_ms() const override { return t - kStart; }
     EpochMs t = kStart;
 };
 
