@@ -74,6 +74,8 @@ const char* const kAgentColumns = R"sql(
     terminated_at, exit_code, signal, exit_reason, team_id, env, pid_start_time, supervisor_pid,
     supervisor_start, log_file, spawn_error, spawner_pid, spawner_start
 )sql";
+// How many columns kAgentColumns has: a query's own columns come after them.
+constexpr int kAgentColumnCount = 24;
 
 // The names of a team's live members (leader included), for did-you-mean.
 std::vector<std::string> live_member_names(SQLite::Database& db, std::int64_t team_id) {
@@ -279,7 +281,7 @@ std::optional<AgentRecord> load_agent(Store& store, std::int64_t id) {
                                              " FROM agents a WHERE id = ?");
     select.bind(1, id);
     if (!select.executeStep()) return std::nullopt;
-    return read_agent(select, select.getColumn(22).getString());
+    return read_agent(select, select.getColumn(kAgentColumnCount).getString());
 }
 
 std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
