@@ -681,7 +681,10 @@ void check(const LoadOptions& o, Mix& mix, const std::vector<Log>& logs, LoadRep
     rep.spawned = static_cast<int>(x.spawned.size());
     rep.killed = static_cast<int>(x.killed.size());
     std::map<std::string, std::vector<std::string>> record;
-    for (auto& row : db.rows("SELECT name, status, ifnull(exit_reason, '') FROM agents WHERE "
+    for (auto& row : db.rows("SELECT name, status, ifnull(exit_reason, ''), "
+                             "'exit ' || ifnull(exit_code, '-') || ' signal ' || "
+                             "ifnull(signal, '-') || ' made ' || created_at || ' ended ' || "
+                             "ifnull(terminated_at, '-') FROM agents WHERE "
                              "name LIKE 'x%' AND team_id = " +
                              team)) {
         if (record.count(row[0])) ++rep.extras_wrong_state, problem("two records of " + row[0]);
@@ -699,7 +702,14 @@ void check(const LoadOptions& o, Mix& mix, const std::vector<Log>& logs, LoadRep
                               : spawned              ? "spawned"
                               : x.failed.count(name) ? "whose spawn failed"
                                                      : "never spawned";
-            problem("agent " + name + " (" + was + ") is " + row[1] + " " + row[2]);
+            std::string history;
+            for (auto& a : db.rows("SELECT at || ' ' || actor || ' ' || type || ' ' || "
+                                   "ifnull(details, '') FROM activity WHERE details LIKE '%\"" +
+                                   name + "@%' ORDER BY id")) {
+                history += "\n    " + a[0];
+            }
+            problem("agent " + name + " (" + was + ") is " + row[1] + " " + row[2] + " (" +
+                    row[3] + ")" + history);
         }
     }
     for (const auto& name : x.spawned) {

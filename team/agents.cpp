@@ -401,7 +401,13 @@ int Agents::reconcile(const TeamRecord& team) {
             }
             continue;
         }
-        if (!agent.supervisor_pid && spawn_under_way(agent, clock_.now())) continue;
+        if (!agent.supervisor_pid) {
+            if (spawn_under_way(agent, clock_.now())) continue;
+            // Its spawn is gone. A spawn ends only once the record shows the supervisor (or is
+            // deleted), so read it again: what was read before may be older than that end.
+            auto fresh = load_agent(store_, agent.id);
+            if (!fresh || !fresh->live() || fresh->supervisor_pid) continue;
+        }
         // Its supervisor is gone without recording an end: end what is left of the agent and
         // record it as lost.
         proc::TreeTarget target;

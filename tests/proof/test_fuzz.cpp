@@ -579,9 +579,13 @@ Mode output_mode(const Argv& argv, bool runner) {
     return Mode::human;
 }
 
+// CLI11 takes `--help=X`, `--version=X`, `-hX` and `-h=X` for the flag too (the value is
+// ignored).
 bool asks_help(const Argv& argv) {
     for (const auto& a : argv) {
-        if (a == "-h" || a == "--help" || a == "--version") return true;
+        if (a == "--help" || a == "--version" || starts_with(a, "--help=") ||
+            starts_with(a, "--version=") || starts_with(a, "-h"))
+            return true;
     }
     return false;
 }
