@@ -708,8 +708,8 @@ void check(const LoadOptions& o, Mix& mix, const std::vector<Log>& logs, LoadRep
                                    name + "@%' ORDER BY id")) {
                 history += "\n    " + a[0];
             }
-            problem("agent " + name + " (" + was + ") is " + row[1] + " " + row[2] + " (" +
-                    row[3] + ")" + history);
+            problem("agent " + name + " (" + was + ") is " + row[1] + " " + row[2] + " (" + row[3] +
+                    ")" + history);
         }
     }
     for (const auto& name : x.spawned) {
