@@ -234,7 +234,7 @@ TEST_CASE("shell kill of a command that obeys SIGTERM", "[shells]") {
     auto id = start_shell(env, mark, {"sleep", "1000"});
     auto t0 = Steady::now();
     auto r = shell_kill(env, mark, id);
-    CHECK(seconds_since(t0) < 2.0);
+    CHECK(seconds_since(t0) < team::test::slack(2.0));
     INFO("stdout: " << r.out << " stderr: " << r.err);
     CHECK(r.exit_code == 0);
     auto doc = r.json();
@@ -298,7 +298,7 @@ TEST_CASE("shell kill escalates to SIGKILL on a command that ignores SIGTERM", "
     double took = seconds_since(t0);
     INFO("stdout: " << r.out << " stderr: " << r.err);
     CHECK(took >= 0.45);
-    CHECK(took < 2.5);
+    CHECK(took < team::test::slack(2.5));
     CHECK(r.exit_code == 0);
     auto doc = r.json();
     CHECK(doc["success"] == true);
@@ -352,7 +352,7 @@ TEST_CASE("shell kill of a stopped process sends SIGCONT with SIGTERM", "[shells
     }));
     auto t0 = Steady::now();
     auto r = shell_kill(env, mark, id, {"--signal", "SIGTERM", "--timeout", "3s"});
-    CHECK(seconds_since(t0) < 2.0);
+    CHECK(seconds_since(t0) < team::test::slack(2.0));
     INFO("stdout: " << r.out << " stderr: " << r.err);
     CHECK(r.exit_code == 0);
     auto doc = r.json();
@@ -658,7 +658,7 @@ TEST_CASE("shell wait returns promptly, times out with 124, reports signals", "[
     auto quick = start_shell(env, mark, {"sleep", "0.3"});
     auto t0 = Steady::now();
     auto waited = shell_wait(env, mark, quick);
-    CHECK(seconds_since(t0) < 2.0);
+    CHECK(seconds_since(t0) < team::test::slack(2.0));
     CHECK(waited == nlohmann::json({{"exitCode", 0}, {"signal", nullptr}}));
 
     auto slow = start_shell(env, mark, {"sleep", "1000"});
@@ -666,7 +666,7 @@ TEST_CASE("shell wait returns promptly, times out with 124, reports signals", "[
     auto r = team_run(env, mark, {"shell", "wait", slow, "--timeout", "200ms", "--json"});
     double took = seconds_since(t0);
     CHECK(took >= 0.19);
-    CHECK(took < 2.0);
+    CHECK(took < team::test::slack(2.0));
     CHECK(r.exit_code == 124);
     auto doc = r.json();
     CHECK(doc["success"] == false);
@@ -698,7 +698,7 @@ TEST_CASE("shell start --timeout ends the command as timed_out", "[shells]") {
     auto id = start_shell(env, mark, {"sleep", "1000"}, {"--timeout", "300ms"});
     auto t0 = Steady::now();
     auto waited = shell_wait(env, mark, id);
-    CHECK(seconds_since(t0) < 2.0);
+    CHECK(seconds_since(t0) < team::test::slack(2.0));
     CHECK(waited == nlohmann::json({{"exitCode", nullptr}, {"signal", "SIGTERM"}}));
     auto status = shell_status(env, mark, id);
     CHECK(status["status"] == "timed_out");
@@ -935,7 +935,7 @@ TEST_CASE("shell output --follow streams until the shell ends", "[shells]") {
     std::ofstream(gate).put('x');
     auto t0 = Steady::now();
     auto r = follower.wait();
-    CHECK(seconds_since(t0) < 3.0);
+    CHECK(seconds_since(t0) < team::test::slack(3.0));
     CHECK(r.exit_code == 0);
     std::istringstream lines(r.out);
     std::string line, output;

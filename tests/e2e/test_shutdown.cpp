@@ -25,6 +25,7 @@ using team::test::alive;
 using team::test::bound;
 using team::test::check_refused;
 using team::test::eventually;
+using team::test::kSanitized;
 using team::test::sq;
 using team::test::warning_for;
 using Json = nlohmann::json;
@@ -624,8 +625,10 @@ TEST_CASE("shutdown: a --force-after deadline still holds after a rejection", "[
     h.ok({"task", "add", "long work"});
     REQUIRE(eventually([&] { return h.task("1")["owner"] == "busy"; }, bound(8000)));
 
-    auto r = h.json_run({"kill-agent", "busy", "--force-after", "1s", "--grace", "500ms", "--wait",
-                         "--timeout", "20s"});
+    // The deadline must leave the agent time to reject first: a team process under ASan on a
+    // loaded machine can take seconds.
+    auto r = h.json_run({"kill-agent", "busy", "--force-after", kSanitized ? "8s" : "1s", "--grace",
+                         "500ms", "--wait", "--timeout", "20s"});
     INFO("kill-agent stdout: " << r.out << " stderr: " << r.err);
     CHECK(r.exit_code == 4);
     CHECK(r.json()["phase"] == "rejected");
@@ -633,7 +636,7 @@ TEST_CASE("shutdown: a --force-after deadline still holds after a rejection", "[
     CHECK(status["phase"] == "rejected");
     CHECK(status["forceAt"].is_string());
     // Rejected, it is active again until the deadline, then force-killed by its supervisor.
-    auto a = h.wait_terminated("busy", 10000);
+    auto a = h.wait_terminated("busy", bound(10000));
     CHECK(a["exitReason"] == "force_killed");
     status = h.request("busy");
     CHECK(status["phase"] == "force_killed");

@@ -25,6 +25,12 @@ inline constexpr bool kSanitized = true;
 inline constexpr bool kSanitized = false;
 #endif
 
+// A bound in seconds for "it did not wait for something much longer" (a grace, a poll), four
+// times longer under the sanitizers, as the other bounds of the tests are.
+constexpr double slack(double seconds) {
+    return kSanitized ? seconds * 4 : seconds;
+}
+
 // Polls `done` every 10 ms for up to `ms`; true as soon as it holds. Tests never assert on time:
 // deadlines here are generous bounds for "it happens", not measurements.
 inline bool eventually(const std::function<bool()>& done, int ms = 5000) {
