@@ -28,12 +28,6 @@ inline const std::filesystem::path kExampleAgent =
     std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "examples" /
     "agent";
 
-// A generous bound for "it happens" (never a measurement), four times as generous under
-// AddressSanitizer, where every process is much slower to start and end.
-constexpr int bound(int ms) {
-    return kSanitized ? ms * 4 : ms;
-}
-
 // The lines of a text, empty ones left out.
 inline std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> out;
