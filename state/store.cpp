@@ -137,11 +137,11 @@ std::string busy_message() {
 
 enum class Turn { held, timed_out, unavailable };
 
-// Waits for an exclusive flock on fd for at most timeout_ms. A timer of this thread (SIGALRM to
-// it alone) interrupts a wait that lasts too long; any other signal that interrupts it only makes
-// it wait again. `unavailable`: flock or the timer cannot be used here.
-Turn flock_within(int fd, int timeout_ms) {
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return Turn::held;
+// Waits for a flock (`how`: LOCK_EX or LOCK_SH) on fd for at most timeout_ms. A timer of this
+// thread (SIGALRM to it alone) interrupts a wait that lasts too long; any other signal that
+// interrupts it only makes it wait again. `unavailable`: flock or the timer cannot be used here.
+Turn flock_within(int fd, int timeout_ms, int how) {
+    if (::flock(fd, how | LOCK_NB) == 0) return Turn::held;
     if (errno != EWOULDBLOCK) return Turn::unavailable;
     struct sigaction quiet {};
     quiet.sa_handler = [](int) {};
@@ -166,7 +166,7 @@ Turn flock_within(int fd, int timeout_ms) {
         when.it_value.tv_sec = static_cast<time_t>(left / 1'000'000'000);
         when.it_value.tv_nsec = static_cast<long>(left % 1'000'000'000);
         ::timer_settime(timer, 0, &when, nullptr);
-        if (::flock(fd, LOCK_EX) == 0) {
+        if (::flock(fd, how) == 0) {
             turn = Turn::held;
             break;
         }
@@ -182,15 +182,27 @@ Turn flock_within(int fd, int timeout_ms) {
 
 }  // namespace
 
-Store::WriteTurn::WriteTurn(Store& store) {
-    if (store.write_lock_fd_ == -2) {
-        fs::path path = store.home_ / "team.db.write.lock";
-        store.write_lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+int Store::write_lock_fd() {
+    if (write_lock_fd_ == -2) {
+        fs::path path = home_ / "team.db.write.lock";
+        write_lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     }
-    if (store.write_lock_fd_ < 0) return;  // no turn: SQLite's lock alone (see store.hpp)
-    switch (flock_within(store.write_lock_fd_, kBusyTimeoutMs)) {
+    return write_lock_fd_;
+}
+
+bool Store::await_writer() {
+    int fd = write_lock_fd();
+    if (fd < 0 || flock_within(fd, kBusyTimeoutMs, LOCK_SH) != Turn::held) return false;
+    ::flock(fd, LOCK_UN);
+    return true;
+}
+
+Store::WriteTurn::WriteTurn(Store& store) {
+    int fd = store.write_lock_fd();
+    if (fd < 0) return;  // no turn: SQLite's lock alone (see store.hpp)
+    switch (flock_within(fd, kBusyTimeoutMs, LOCK_EX)) {
         case Turn::held:
-            fd_ = store.write_lock_fd_;
+            fd_ = fd;
             return;
         case Turn::timed_out:
             throw failed(busy_message());

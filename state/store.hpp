@@ -41,6 +41,13 @@ class Store {
         }
     }
 
+    // Waits until the write under way, if any, has ended (committed, rolled back, or its
+    // process died): it takes the writers' turn lock shared, for an instant. Whoever holds
+    // its turn when it signals another process thus lets that process see its commit, however
+    // long the commit takes. False when the turn lock cannot be used here (a read-only home) or
+    // a writer held it past the busy timeout: the caller cannot know that the write ended.
+    bool await_writer();
+
     // How long a connection waits for another process's write lock before failing.
     static constexpr int kBusyTimeoutMs = 10'000;
     // Frames of WAL after which a commit checkpoints and truncates it (see store.cpp).
@@ -87,6 +94,9 @@ class Store {
       private:
         int fd_ = -1;
     };
+
+    // The lock file of the writers' turn, opened on first use; -1 when it cannot be.
+    int write_lock_fd();
 
     std::filesystem::path home_;
     std::unique_ptr<SQLite::Database> db_;

@@ -316,9 +316,9 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     spec.env = proc::merged_environment(overrides, {"TEAM_"});
     // A confirmed shutdown or a --force-after deadline: this supervisor ends the agent's tree
     // (woken by SIGUSR1 from whoever changed its requests, or by the deadline coming due). Woken,
-    // it gives the commit that woke it a moment to land: the signal is sent just before the
-    // commit, so that a command killed in between leaves no deadline unenforced. When the store
-    // cannot be read, it asks again a second later.
+    // it waits for the write that woke it to end: the signal is sent inside the write, just
+    // before the commit, so that a command killed in between leaves no deadline unenforced, and
+    // a slow commit is still seen. When the store cannot be read, it asks again a second later.
     spec.stop_plan = [&store, &agent, &clock](bool woken) {
         try {
             return agent_stop_plan(store, *agent, clock,

@@ -417,6 +417,10 @@ proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock
 proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock,
                                milliseconds wait_for_commit) {
     if (wait_for_commit.count() <= 0) return stop_plan_now(store, agent, clock);
+    // Whoever woke us holds its writer's turn (it signals inside its write): once the turn is
+    // free, its commit is in, or it never will be.
+    if (store.await_writer()) return stop_plan_now(store, agent, clock);
+    // No turn lock here: give the commit up to wait_for_commit to land.
     ChangeWatch watch(store.home());  // before the first look, so no commit is missed
     auto deadline = SteadyClock::now() + wait_for_commit;
     for (;;) {

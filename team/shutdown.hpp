@@ -173,9 +173,11 @@ bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
                   const Termination& natural);
 
 // The stop plan of an agent's pane supervisor: stop now when its request is confirmed or force
-// began; otherwise the nearest --force-after deadline, which it then enforces. With nothing to
-// do, it waits up to `wait_for_commit` for a commit that brings something (whoever changes the
-// requests wakes the supervisor just before committing).
+// began; otherwise the nearest --force-after deadline, which it then enforces. With a
+// `wait_for_commit` (the supervisor was woken), it first waits for the write that woke it to end
+// (whoever changes the requests wakes the supervisor inside its write, just before committing);
+// where the writers' turn lock cannot be used, it waits up to `wait_for_commit` for a commit that
+// brings something.
 proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock,
                                std::chrono::milliseconds wait_for_commit = {});
 
