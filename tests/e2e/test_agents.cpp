@@ -29,6 +29,7 @@
 #include "tests/support/team_home.hpp"
 
 using team::test::alive;
+using team::test::bound;
 using team::test::Child;
 using team::test::eventually;
 using team::test::Marker;
@@ -1210,7 +1211,7 @@ TEST_CASE("an agent that runs team in its pane acts as itself, not as the leader
                          ".tmp " + sq(rc) + "; mv " + sq(list) + ".tmp " + sq(list) +
                          "; exec sleep 1000";
     h.spawn("inner", {"sh", "-c", script}, {"--env", "TEAM_BIN=" + team::test::team_binary()});
-    REQUIRE(eventually([&] { return fs::exists(rc) && fs::exists(list); }, 4000));
+    REQUIRE(eventually([&] { return fs::exists(rc) && fs::exists(list); }, bound(4000)));
     CHECK(slurp(rc) == "4\n");  // only the leader may spawn
     auto doc = Json::parse(slurp(list), nullptr, false);
     REQUIRE(doc.is_array());

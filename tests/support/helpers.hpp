@@ -39,9 +39,10 @@ constexpr double slack(double seconds) {
     return seconds * kSanitizerSlowdown;
 }
 
-// Polls `done` every 10 ms for up to `ms`; true as soon as it holds. Tests never assert on time:
-// deadlines here are generous bounds for "it happens", not measurements.
-inline bool eventually(const std::function<bool()>& done, int ms = 5000) {
+// Polls `done` every 10 ms for up to `ms` (by default 5 s, more under the sanitizers); true as
+// soon as it holds. Tests never assert on time: deadlines here are generous bounds for "it
+// happens", not measurements.
+inline bool eventually(const std::function<bool()>& done, int ms = bound(5000)) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     for (;;) {
         if (done()) return true;
