@@ -26,6 +26,7 @@
 #include "tests/support/team_home.hpp"
 
 using team::test::alive;
+using team::test::bound;
 using team::test::Child;
 using team::test::eventually;
 using team::test::Marker;
@@ -969,7 +970,7 @@ TEST_CASE("messages: an agent in its pane waits for a message and answers the le
     CHECK(answers[0]["to"] == "leader");
     CHECK(answers[0]["text"] == "got it; thanks");
 
-    REQUIRE(eventually([&] { return fs::exists(rc); }, 5000));
+    REQUIRE(eventually([&] { return fs::exists(rc); }, bound(5000)));
     CHECK(slurp(rc) == "0\n");
     auto seen = Json::parse(slurp(got), nullptr, false);
     REQUIRE(seen.is_array());

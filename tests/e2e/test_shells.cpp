@@ -19,6 +19,7 @@
 #include "tests/support/process.hpp"
 
 using team::test::alive;
+using team::test::bound;
 using team::test::Child;
 using team::test::eventually;
 using team::test::Marker;
@@ -103,7 +104,7 @@ bool output_contains(const TeamEnv& env, const Marker& mark, const std::string& 
 }
 
 bool gone_within(pid_t pid, int ms) {
-    return eventually([&] { return !alive(pid); }, ms);
+    return eventually([&] { return !alive(pid); }, bound(ms));
 }
 
 bool valid_utf8(const std::string& s) {
