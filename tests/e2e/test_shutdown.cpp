@@ -287,9 +287,8 @@ TEST_CASE("shutdown: a --force-after deadline holds after the leader's command i
         {"kill-agent", "stuck", "--force-after", "1s", "--grace", "500ms", "--wait", "--json"},
         h.extra());
     // Killed soon after its request is stored (before that, nothing would have been asked),
-    // and well before the deadline. Not in the instant between the commit and the SIGUSR1 that
-    // tells the supervisor of the deadline: a kill there loses the deadline (a known gap,
-    // reported with the tests of issue 6), so the kill waits a moment past the commit.
+    // and well before the deadline. (The supervisor is told inside the write, so a kill at any
+    // moment keeps the deadline; proof: crash kills kill-agent at random moments.)
     REQUIRE(eventually([&] { return h.requests_for("stuck") == 1; }));
     std::this_thread::sleep_for(Ms(100));
     REQUIRE(::kill(child.pid(), SIGKILL) == 0);
