@@ -180,8 +180,8 @@ TEST_CASE("await_writer returns once the write under way has committed, however 
     REQUIRE(::pipe(pipe_fds) == 0);
 
     SECTION("committed after 1.5 s") {
-        pid_t child = writer_that_tells(tmp.path(), pipe_fds[1], std::chrono::milliseconds(1500),
-                                        false);
+        pid_t child =
+            writer_that_tells(tmp.path(), pipe_fds[1], std::chrono::milliseconds(1500), false);
         char c;
         REQUIRE(::read(pipe_fds[0], &c, 1) == 1);  // the writer holds its turn now
         CHECK(rows() == 0);
@@ -193,8 +193,8 @@ TEST_CASE("await_writer returns once the write under way has committed, however 
         CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
     }
     SECTION("killed before its commit: it returns, and nothing was written") {
-        pid_t child = writer_that_tells(tmp.path(), pipe_fds[1], std::chrono::milliseconds(300),
-                                        true);
+        pid_t child =
+            writer_that_tells(tmp.path(), pipe_fds[1], std::chrono::milliseconds(300), true);
         char c;
         REQUIRE(::read(pipe_fds[0], &c, 1) == 1);
         Store store(tmp.path());
