@@ -46,6 +46,8 @@ class Store {
     // its turn when it signals another process thus lets that process see its commit, however
     // long the commit takes. False when the turn lock cannot be used here (a read-only home) or
     // a writer held it past the busy timeout: the caller cannot know that the write ended.
+    // Never from inside a write() of this store (it shares the turn's descriptor: it would
+    // give the turn up).
     bool await_writer();
 
     // How long a connection waits for another process's write lock before failing.
