@@ -366,6 +366,17 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
 
     proc::RunOutcome outcome = supervisor.run([](std::string_view) {});
 
+    // The pane goes with its agent, before the record says the agent ended: whoever sees the end
+    // sees no pane of it left (the session and the server go with their last pane). The hangup
+    // that this sends to this process waits in the Supervisor's blocked signals; should this
+    // process die before the record, a look records the agent as lost.
+    if (!pane_id.empty()) {
+        try {
+            server.kill_pane(pane_id);
+        } catch (const std::exception&) {
+            // tmux refused twice: the record of the end matters more
+        }
+    }
     store.write([&] {
         auto now = load_agent(store, agent_id);
         if (!now || !now->live()) return;
@@ -374,8 +385,6 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         finish_agent(store.db(), *now, clock.now(),
                      {"exited", outcome.status.exit_code, signal, now->id_string(), {}, {}});
     });
-    // The pane goes with its agent; the session and the server go with their last pane.
-    if (!pane_id.empty()) server.kill_pane(pane_id);
     return 0;
 }
 

@@ -1123,6 +1123,7 @@ TEST_CASE("the last agent to end reaps the home's tmux server", "[agents]") {
     auto a = h.spawn("a", {"sleep", "1000"});
     auto b = h.spawn("b", {"sh", "-c", "sleep 0.2; exit 1"});
     h.wait_terminated("b");
+    // Its supervisor kills the pane before it records the end: no wait here.
     CHECK(h.panes() == std::set<std::string>{a["paneId"].get<std::string>()});
     REQUIRE(::kill(static_cast<pid_t>(a["pid"].get<long>()), SIGTERM) == 0);
     h.wait_terminated("a");
