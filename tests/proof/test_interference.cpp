@@ -957,13 +957,18 @@ namespace {
 // deadline, well before the deadline.
 constexpr int kJumpAfterMs = 300;
 
+// The library built from clock_jump.cpp, beside this executable.
+std::string clock_jump_library() {
+    return team::test::test_build_file("libclock_jump.so");
+}
+
 // The environment that preloads clock_jump: the wall clock jumps by `seconds`, `after_ms`
 // after each process that inherits it started.
 Env jump_env(int seconds, int after_ms) {
     std::string asan = std::getenv("ASAN_OPTIONS") ? std::getenv("ASAN_OPTIONS") : "";
     // ASan refuses a library preloaded before its runtime unless told not to check.
     asan += (asan.empty() ? "" : ":") + std::string("verify_asan_link_order=0");
-    return {{"LD_PRELOAD", TEAM_CLOCK_JUMP},
+    return {{"LD_PRELOAD", clock_jump_library()},
             {"CLOCK_JUMP_SECONDS", (seconds > 0 ? "+" : "") + std::to_string(seconds)},
             {"CLOCK_JUMP_AFTER_MS", std::to_string(after_ms)},
             {"ASAN_OPTIONS", asan}};
@@ -1164,7 +1169,7 @@ TEST_CASE("a --force-after deadline holds when the wall clock of the agent's sup
     Home h("if-clock-deadline");
     auto w = h.start_agent("w", {"sleep", "1000"}, jump_env(offset, after_ms));
     auto supervisor = h.supervisor_of(w);
-    REQUIRE(team::proc::environ_has(supervisor, std::string("LD_PRELOAD=") + TEAM_CLOCK_JUMP));
+    REQUIRE(team::proc::environ_has(supervisor, std::string("LD_PRELOAD=") + clock_jump_library()));
 
     auto start = Steady::now();
     auto asked = h.ok({"kill-agent", "w", "--force-after", "3s"});

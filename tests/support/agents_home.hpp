@@ -23,10 +23,8 @@
 
 namespace team::test {
 
-// examples/agent in the source tree (this file is tests/support/agents_home.hpp).
-inline const std::filesystem::path kExampleAgent =
-    std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "examples" /
-    "agent";
+// examples/agent in the source tree.
+inline const std::filesystem::path kExampleAgent = source_dir() / "examples" / "agent";
 
 // The lines of a text, empty ones left out.
 inline std::vector<std::string> lines_of(const std::string& text) {

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 extern char** environ;
 
@@ -149,8 +150,39 @@ RunResult Child::wait() {
     return r;
 }
 
+namespace {
+// The folder of the running test executable (build/tests/).
+fs::path own_dir() {
+    return fs::read_symlink("/proc/self/exe").parent_path();
+}
+}  // namespace
+
 std::string team_binary() {
-    return TEAM_BINARY;
+    static const std::string path = [] {
+        const char* chosen = std::getenv("TEAM_BINARY");
+        if (chosen && *chosen) return std::string(chosen);
+        return (own_dir().parent_path() / "team").string();
+    }();
+    return path;
+}
+
+fs::path source_dir() {
+    static const fs::path path = []() -> fs::path {
+        const char* chosen = std::getenv("TEAM_SOURCE_DIR");
+        if (chosen && *chosen) return chosen;
+        std::ifstream cache(own_dir().parent_path() / "CMakeCache.txt");
+        const std::string key = "team_SOURCE_DIR:STATIC=";
+        for (std::string line; std::getline(cache, line);) {
+            if (line.rfind(key, 0) == 0) return line.substr(key.size());
+        }
+        FAIL("cannot tell where the source tree is: set TEAM_SOURCE_DIR");
+        return {};
+    }();
+    return path;
+}
+
+std::string test_build_file(const std::string& name) {
+    return (own_dir() / name).string();
 }
 
 TeamEnv::TeamEnv() : home_(tmp_.path() / "home") {}

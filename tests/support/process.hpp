@@ -80,7 +80,17 @@ class TeamEnv {
     std::filesystem::path home_;
 };
 
-// The path of the built binary under test.
+// The path of the binary under test: $TEAM_BINARY when set (scripts/test --sanitize points the
+// plain build's tests at the sanitized binary), else the `team` of the build these tests are in.
+// Found at run time, not compiled in, so no object holds the build directory's path and a
+// compiler cache hits from a clone anywhere.
 std::string team_binary();
+
+// The source tree: $TEAM_SOURCE_DIR when set, else the one the build these tests are in was
+// configured from (its CMakeCache.txt says), found at run time for the same reason.
+std::filesystem::path source_dir();
+
+// A file the build put beside the test executables (e.g. "libclock_jump.so").
+std::string test_build_file(const std::string& name);
 
 }  // namespace team::test
