@@ -8,6 +8,8 @@
 
 #include "state/activity.hpp"
 #include "state/store.hpp"
+#include "tests/support/helpers.hpp"
+#include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 
 using team::test::TeamEnv;
@@ -62,14 +64,14 @@ TEST_CASE("activity --follow streams JSON Lines and wakes on a new entry", "[act
     TeamEnv env;
     REQUIRE(env.run({"create", "web"}).exit_code == 0);
     auto follower = env.start({"activity", "--follow", "--limit", "2", "--json"});
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    REQUIRE(team::test::eventually([&] { return team::test::watching(follower.pid()); }));
     auto t0 = std::chrono::steady_clock::now();
     add_activity(env, "agent_spawned");
     auto r = follower.wait();
     auto waited = std::chrono::steady_clock::now() - t0;
     CHECK(r.exit_code == 0);
     // Woken by the write, not by the 5 s safety timeout.
-    CHECK(waited < std::chrono::seconds(4));
+    CHECK(std::chrono::duration<double>(waited).count() < team::test::slack(4.0));
     std::istringstream lines(r.out);
     std::string line;
     std::vector<nlohmann::json> docs;

@@ -25,6 +25,7 @@
 #include "team/agents.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
+#include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/team_home.hpp"
 
@@ -343,7 +344,7 @@ TEST_CASE("the user's default tmux server is never touched", "[agents]") {
 
 TEST_CASE(
     "hostile arguments, environment values, cwd and command paths reach the agent as they are",
-    "[agents][input]") {
+    "[agents][input][plain]") {
     Home h("ag-hostile");
     auto pwned = h.env.dir() / "pwned";
     std::string p = pwned.string();
@@ -409,15 +410,19 @@ TEST_CASE(
     fs::permissions(prog, fs::perms::owner_all);
     h.spawn("prog", {prog.string()});
     CHECK(wait_for_size(ran, 2) == prog.string() + "\n");
-
-    std::this_thread::sleep_for(Ms(100));
+    // The program has become its `sleep`: whatever a broken quoting would have run with it has
+    // run by now.
+    REQUIRE(eventually([&] {
+        return team::test::runs_program(static_cast<pid_t>(h.agent("prog")["pid"].get<long>()),
+                                        "sleep");
+    }));
     CHECK_FALSE(fs::exists(pwned));
     h.finish();
     CHECK_FALSE(fs::exists(pwned));
 }
 
 TEST_CASE("hostile agent names and --env entries are usage errors and spawn nothing",
-          "[agents][input]") {
+          "[agents][input][plain]") {
     Home h("ag-names");
     auto pwned = h.env.dir() / "pwned";
     std::string long_name(65, 'a');
@@ -448,7 +453,7 @@ TEST_CASE("hostile agent names and --env entries are usage errors and spawn noth
 }
 
 TEST_CASE("a home path with quotes, spaces, $(...) and a trailing semicolon works and runs nothing",
-          "[agents][input]") {
+          "[agents][input][plain]") {
     TeamEnv env;
     Marker mark;
     auto pwned = env.dir() / "p";
@@ -787,9 +792,9 @@ TEST_CASE("reconciling a lost agent never kills another home's agent of the same
     // The signal is delivered asynchronously: look once the supervisor is really gone.
     REQUIRE(eventually([&] { return !alive(pane_pids[first["paneId"]]); }));
     CHECK(one.agent("twin")["status"] == "terminated");
-    // The other home's agent is none of this home's business.
-    std::this_thread::sleep_for(Ms(200));
-    CHECK(alive(static_cast<pid_t>(second["pid"].get<long>())));
+    // The other home's agent is none of this home's business: no command of this home, all of
+    // them returned, left a kill on it.
+    CHECK(team::test::not_killed(static_cast<pid_t>(second["pid"].get<long>())));
     CHECK(two_mark.alive().size() == 1);
     CHECK(two.agent("twin")["status"] == "active");
     one.finish();
@@ -1029,7 +1034,7 @@ TEST_CASE("status --json lists the live agents and the tmux server", "[agents]")
     CHECK(doc["tmux"]["running"] == false);
 }
 
-TEST_CASE("32 agents fit in one window, and all go with the server", "[agents]") {
+TEST_CASE("32 agents fit in one window, and all go with the server", "[agents][plain]") {
     Home h("ag-many");
     std::set<std::string> panes;
     std::map<std::string, int> colors;
@@ -1150,7 +1155,7 @@ TEST_CASE("reconciling a lost agent never kills a pane that now belongs to anoth
     auto list = h.agents(true);
     CHECK(Home::find(list, "old")["status"] == "terminated");
     CHECK(Home::find(list, "old")["exitReason"] == "lost");
-    std::this_thread::sleep_for(Ms(300));
+    CHECK(team::test::not_killed(static_cast<pid_t>(fresh["pid"].get<long>())));
     CHECK(h.agent("fresh")["status"] == "active");
     CHECK(h.panes() == std::set<std::string>{fresh["paneId"].get<std::string>()});
     CHECK(alive(static_cast<pid_t>(fresh["pid"].get<long>())));
@@ -1173,7 +1178,8 @@ TEST_CASE("spawn looks first: the name and colour of an agent whose process ende
     h.finish();
 }
 
-TEST_CASE("spawn refuses an --env that would replace the agent's identity", "[agents][input]") {
+TEST_CASE("spawn refuses an --env that would replace the agent's identity",
+          "[agents][input][plain]") {
     Home h("ag-identity");
     auto out = h.env.dir() / "env.txt";
     auto r = h.try_spawn(

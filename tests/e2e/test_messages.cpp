@@ -22,6 +22,7 @@
 #include "proc/process_table.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
+#include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/team_home.hpp"
 
@@ -34,6 +35,7 @@ using team::test::RunResult;
 using team::test::slurp;
 using team::test::sq;
 using team::test::TeamEnv;
+using team::test::watching;
 using Env = std::map<std::string, std::string>;
 using Json = nlohmann::json;
 using Ms = std::chrono::milliseconds;
@@ -41,24 +43,6 @@ using Steady = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Whether the process is watching the store: a reader in `inbox --wait` makes its wake FIFO
-// (<home>/wake/w-<pid>-N, see state/change_watch.hpp) before it first looks, so from then on no
-// message can slip past it. (Where no FIFO can be made it holds an inotify descriptor instead.)
-bool watching(pid_t pid) {
-    std::error_code ec;
-    std::string fifo = "/wake/w-" + std::to_string(pid) + "-";
-    for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
-         !ec && it != fs::directory_iterator(); it.increment(ec)) {
-        std::error_code link_ec;
-        auto target = fs::read_symlink(it->path(), link_ec).string();
-        if (!link_ec &&
-            (target == "anon_inode:inotify" || target.find(fifo) != std::string::npos)) {
-            return true;
-        }
-    }
-    return false;
-}
 
 // Several JSON documents one after the other (the outputs of a loop of `team ... --json`).
 std::vector<Json> json_stream(const std::string& text, bool* ok = nullptr) {
@@ -367,7 +351,7 @@ TEST_CASE("messages: a send to an unknown or terminated recipient is refused and
 }
 
 TEST_CASE("messages: bad types, protocol types, bad --data, empty and non-UTF-8 texts are refused",
-          "[messages][input]") {
+          "[messages][input][plain]") {
     Home h("msg-badinput");
     h.spawn("w", {"sleep", "600"});
 
@@ -426,7 +410,7 @@ TEST_CASE("messages: bad types, protocol types, bad --data, empty and non-UTF-8 
 }
 
 TEST_CASE("messages: a text of 1 MiB is stored whole and one of 1 MiB + 1 byte is refused",
-          "[messages][input]") {
+          "[messages][input][plain]") {
     // Linux refuses a single argument over 128 KiB, so long texts come on stdin ("-").
     Home h("msg-size");
     h.spawn("w", {"sleep", "600"});
@@ -468,7 +452,7 @@ TEST_CASE("messages: a text of 1 MiB is stored whole and one of 1 MiB + 1 byte i
 }
 
 TEST_CASE("messages: a text on stdin that goes on past 1 MiB after a newline is refused, not cut",
-          "[messages][input]") {
+          "[messages][input][plain]") {
     Home h("msg-size-cut");
     h.spawn("w", {"sleep", "600"});
     const size_t mib = 1 << 20;
@@ -484,7 +468,7 @@ TEST_CASE("messages: a text on stdin that goes on past 1 MiB after a newline is 
 }
 
 TEST_CASE("messages: hostile texts are stored and returned byte for byte and run nothing",
-          "[messages][input]") {
+          "[messages][input][plain]") {
     Home h("msg-hostile");
     h.spawn("w", {"sleep", "600"});
     auto pwned = h.env.dir() / "pwned";
@@ -614,7 +598,7 @@ TEST_CASE("messages: only the leader reads another agent's inbox", "[messages]")
     h.finish();
 }
 
-TEST_CASE("messages: bad inbox arguments are usage errors", "[messages][input]") {
+TEST_CASE("messages: bad inbox arguments are usage errors", "[messages][input][plain]") {
     Home h("msg-inbox-usage");
     h.spawn("w", {"sleep", "600"});
     h.send("w", "hello");
@@ -986,7 +970,7 @@ TEST_CASE(
     "messages: 32 senders x 100 messages (25 under ASan) to 4 agents while 4 readers mark them "
     "read: each "
     "is read exactly once",
-    "[messages][concurrency]") {
+    "[messages][concurrency][plain]") {
     Home h("msg-stress");
     const int kAgents = 4, kSenders = 32, kPerSender = team::test::kSanitized ? 25 : 100,
               kTotal = kSenders * kPerSender;

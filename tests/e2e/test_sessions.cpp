@@ -14,6 +14,7 @@
 #include "proc/session_state.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
+#include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 
 using team::proc::bash_quote;
@@ -142,7 +143,7 @@ TEST_CASE(
 }
 
 TEST_CASE("values with spaces, newlines, quotes, unicode and $ come back byte for byte",
-          "[sessions]") {
+          "[sessions][plain]") {
     Home h;
     const std::vector<std::string> values = {"two words",
                                              "line one\nline two\n",
@@ -239,7 +240,8 @@ TEST_CASE("a killed or timed-out command leaves the state as it was", "[sessions
                     "cd /; export K=after; echo started; sleep 1000"},
                    team::test::clean_env(h.extra({{"TEAM_HOME", h.env.home().string()}})));
         REQUIRE(eventually([&] { return h.running("s") == 1; }));
-        ::usleep(100000);
+        // The command has got as far as its `sleep`: interrupted while it runs.
+        REQUIRE(eventually([&] { return team::test::runs_program(exec.pid(), "sleep"); }));
         ::kill(exec.pid(), SIGTERM);
         auto r = exec.wait();
         CHECK(r.exit_code == 128 + SIGTERM);

@@ -16,6 +16,7 @@
 #include "proc/process_table.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
+#include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 
 using team::test::alive;
@@ -327,9 +328,10 @@ TEST_CASE("shell kill --no-force leaves a TERM-ignoring command running and says
     REQUIRE(doc["error"].is_string());
     CHECK_THAT(doc["error"].get<std::string>(), Catch::Contains("still running"));
     CHECK_THAT(doc["error"].get<std::string>(), Catch::Contains("not forced"));
-    // Still alive, still running.
-    std::this_thread::sleep_for(Ms(100));
-    CHECK(mark.alive().size() >= 2);  // the supervisor and the command
+    // Still alive, still running: the kill has returned, and nothing it sent was a SIGKILL.
+    auto left = mark.alive();
+    CHECK(left.size() >= 2);  // the supervisor and the command
+    for (pid_t p : left) CHECK(team::test::not_killed(p));
     CHECK(shell_status(env, mark, id)["status"] == "running");
     // A normal kill ends it.
     auto again = shell_kill(env, mark, id, {"--timeout", "300ms"});
@@ -479,8 +481,8 @@ TEST_CASE("shell kill never signals a process that reused a recorded pid", "[she
     auto r = shell_kill(env, mark, id, {"--timeout", "300ms"});
     INFO("stdout: " << r.out << " stderr: " << r.err);
     CHECK(r.exit_code == 0);
-    std::this_thread::sleep_for(Ms(200));
-    for (pid_t p : others) CHECK(alive(p));
+    // The kill has returned: a signal it sent to the strangers would be pending or ending them.
+    for (pid_t p : others) CHECK(team::test::not_killed(p));
     auto status = shell_status(env, mark, id);
     CHECK(status["status"] == "killed");
     for (pid_t p : others) CHECK(alive(p));
@@ -508,8 +510,7 @@ TEST_CASE("shell kill never signals a reused command pid while the supervisor li
     INFO("stdout: " << r.out << " stderr: " << r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.json()["success"] == true);
-    std::this_thread::sleep_for(Ms(200));
-    CHECK(alive(other.pid()));
+    CHECK(team::test::not_killed(other.pid()));
     CHECK(eventually([&] { return mark.alive().size() == 2; }));  // ours: sh and its sleep
     ::kill(other.pid(), SIGKILL);
     for (pid_t p : mark.alive()) ::kill(p, SIGKILL);
@@ -932,7 +933,7 @@ TEST_CASE("shell output --follow streams until the shell ends", "[shells]") {
          "echo a; while [ ! -e '" + gate.string() + "' ]; do sleep 0.02; done; echo b; exit 4"});
     auto follower = env.start({"shell", "output", id, "--follow", "--json"}, with_mark(mark));
     REQUIRE(output_contains(env, mark, id, "a"));
-    std::this_thread::sleep_for(Ms(100));
+    REQUIRE(eventually([&] { return team::test::watching(follower.pid()); }));
     std::ofstream(gate).put('x');
     auto t0 = Steady::now();
     auto r = follower.wait();
@@ -981,7 +982,7 @@ TEST_CASE("shell output --follow keeps up past --output-limit", "[shells]") {
                           {"--output-limit", "1000"});
     REQUIRE(output_contains(env, mark, id, "xxx"));
     auto follower = env.start({"shell", "output", id, "--follow"}, with_mark(mark));
-    std::this_thread::sleep_for(Ms(200));
+    REQUIRE(eventually([&] { return team::test::watching(follower.pid()); }));
     std::ofstream(gate).put('x');
     auto r = follower.wait();
     CHECK(r.exit_code == 0);

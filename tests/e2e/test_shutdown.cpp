@@ -19,6 +19,7 @@
 #include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
+#include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 
 using team::test::alive;
@@ -290,7 +291,7 @@ TEST_CASE("shutdown: a --force-after deadline holds after the leader's command i
     // and well before the deadline. (The supervisor is told inside the write, so a kill at any
     // moment keeps the deadline; proof: crash kills kill-agent at random moments.)
     REQUIRE(eventually([&] { return h.requests_for("stuck") == 1; }));
-    std::this_thread::sleep_for(Ms(100));
+    REQUIRE(eventually([&] { return team::test::watching(child.pid()); }));  // in its --wait
     REQUIRE(::kill(child.pid(), SIGKILL) == 0);
     auto r = child.wait();
     CHECK(r.exit_code == 128 + SIGKILL);
@@ -498,7 +499,8 @@ TEST_CASE("shutdown: kill-agent --wait --timeout on an agent that never answers 
     h.finish();
 }
 
-TEST_CASE("shutdown: approve, reject and confirm errors change nothing", "[shutdown][input]") {
+TEST_CASE("shutdown: approve, reject and confirm errors change nothing",
+          "[shutdown][input][plain]") {
     Home h("sd-errors");
     h.spawn("alpha", {"sleep", "1000"});
     h.spawn("beta", {"sleep", "1000"});

@@ -20,6 +20,7 @@
 #include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
+#include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 
 using team::test::alive;
@@ -281,7 +282,7 @@ TEST_CASE("teardown: --purge deletes the team's records and its pane logs", "[te
 }
 
 TEST_CASE("teardown: errors: not the leader, unknown or dissolved team, bad grace or reason",
-          "[teardown][input]") {
+          "[teardown][input][plain]") {
     Home h("td-errors");
     h.spawn("worker", {"sleep", "1000"});
     h.ok({"create", "td-errors-empty", "--cwd", h.env.dir().string()},
@@ -339,13 +340,13 @@ TEST_CASE("teardown: interrupted, the supervisors still force-kill at the deadli
     // loaded CI machine (1s was missed once there under ASan, 3s once too).
     auto grace = std::to_string(static_cast<int>(slack(3))) + "s";
     auto child = h.env.start({"teardown", "--grace", grace, "--json"}, h.extra());
-    // Killed some 200ms after its requests are stored, well before the deadline (the
-    // supervisors were told inside its write; proof: crash kills teardown at random moments).
+    // Killed once its requests are stored and it waits for the agents, well before the deadline
+    // (the supervisors were told inside its write; proof: crash kills teardown at random moments).
     REQUIRE(eventually([&] {
         return h.requests_for("sleeper") == 1 && h.requests_for("stuck") == 1 &&
                h.requests_for("idle") == 1;
     }));
-    std::this_thread::sleep_for(Ms(200));
+    REQUIRE(eventually([&] { return team::test::watching(child.pid()); }));
     REQUIRE(::kill(child.pid(), SIGKILL) == 0);
     auto r = child.wait();
     CHECK(r.exit_code == 128 + SIGKILL);

@@ -55,7 +55,7 @@ constexpr unsigned kSeedsPerOperation = 34;  // six operations: 204 crashes
 // as in the plain build), so there a seed sets up less: no bystander agent, one or two tasks,
 // shorter graces and deadlines, and examples/agent looks at the task list less often (it still
 // answers a shutdown request at once: its inbox wait wakes at every commit).
-constexpr bool kFull = !kSanitized;
+const bool kFull = !kSanitized;
 const char* const kGrace = kSanitized ? "500ms" : "1s";
 const std::map<std::string, std::string> kAgentKnobs{{"AGENT_POLL", kSanitized ? "5" : "1"}};
 

@@ -74,9 +74,9 @@ using Json = nlohmann::json;
 // Running one call, bounded.
 
 // A call still running after 15 s (60 s under AddressSanitizer) is killed: a hang.
-constexpr int kHangMs = bound(15000);
+const int kHangMs = bound(15000);
 constexpr int kFollowMs = 1000;  // a --follow stream runs until interrupted: SIGINT after this
-constexpr int kHeldOpenMs = bound(2000);
+const int kHeldOpenMs = bound(2000);
 
 struct Outcome {
     int exit_code = -1;      // when it exited

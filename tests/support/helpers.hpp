@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -17,25 +18,32 @@
 
 namespace team::test {
 
-// Built with AddressSanitizer: every `team` process is some 40 times slower to start and end, so
-// the load tests run a smaller load there (the full load runs in the plain build).
+// Whether the `team` under test is built with AddressSanitizer: these tests are (the unit tests
+// of build-asan/), or $TEAM_TEST_SANITIZED says so (scripts/test --sanitize runs the plain
+// build's end-to-end tests against build-asan/team). Every such process is some 40 times slower
+// to start and end, so the load tests run a smaller load there (the full load runs in the plain
+// build).
+inline bool sanitized_under_test() {
 #if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitized = true;
+    return true;
 #else
-inline constexpr bool kSanitized = false;
+    const char* flag = std::getenv("TEAM_TEST_SANITIZED");
+    return flag && *flag && std::string(flag) != "0";
 #endif
+}
+inline const bool kSanitized = sanitized_under_test();
 
 // How much longer every bound of the tests is under AddressSanitizer, where every process is
 // much slower to start and end.
-inline constexpr int kSanitizerSlowdown = kSanitized ? 4 : 1;
+inline const int kSanitizerSlowdown = kSanitized ? 4 : 1;
 
 // A generous bound for "it happens" (never a measurement), in milliseconds.
-constexpr int bound(int ms) {
+inline int bound(int ms) {
     return ms * kSanitizerSlowdown;
 }
 
 // A bound in seconds for "it did not wait for something much longer" (a grace, a poll).
-constexpr double slack(double seconds) {
+inline double slack(double seconds) {
     return seconds * kSanitizerSlowdown;
 }
 

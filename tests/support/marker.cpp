@@ -1,5 +1,7 @@
 #include "tests/support/marker.hpp"
 
+#include "tests/support/helpers.hpp"
+
 #include <signal.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -47,9 +49,7 @@ std::vector<pid_t> Marker::alive() const {
 }
 
 bool Marker::none_alive_within(int ms) const {
-#if defined(__SANITIZE_ADDRESS__)
-    ms *= 4;  // sanitized processes (supervisors included) take much longer to exit
-#endif
+    ms = bound(ms);  // sanitized processes (supervisors included) take much longer to exit
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     for (;;) {
         auto pids = alive();

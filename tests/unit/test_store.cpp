@@ -17,6 +17,7 @@
 #include "state/store.hpp"
 #include "tests/support/fork.hpp"
 #include "tests/support/helpers.hpp"
+#include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 
 using namespace team;
@@ -127,7 +128,8 @@ TEST_CASE("a writer waits for its turn behind another process's and then commits
             ::_exit(1);
         }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // It waits for the turn (the kernel lists it as a waiter on the lock).
+    REQUIRE(team::test::eventually([&] { return team::test::waiting_for_lock(child); }));
     auto rows = [&] {
         SQLite::Database db((tmp.path() / "team.db").string(), SQLite::OPEN_READONLY);
         return db.execAndGet("SELECT count(*) FROM t").getInt();
