@@ -145,7 +145,7 @@ TEST_CASE("the caller becomes the leader of the team it creates", "[frame]") {
         "carl@ops");
 }
 
-TEST_CASE("option values are checked with clear messages", "[frame][input]") {
+TEST_CASE("option values are checked with clear messages", "[frame][input][plain]") {
     TeamEnv env;
     REQUIRE(env.run({"create", "web"}).exit_code == 0);
     for (const char* bad : {"0", "1.5", "-3", "x", "99999999999999999999"}) {
@@ -160,7 +160,7 @@ TEST_CASE("option values are checked with clear messages", "[frame][input]") {
     CHECK(missing.err == "team: error: NAME is required (see 'team create --help')\n");
 }
 
-TEST_CASE("a description from stdin loses one trailing newline only", "[frame][input]") {
+TEST_CASE("a description from stdin loses one trailing newline only", "[frame][input][plain]") {
     TeamEnv env;
     auto r =
         env.start({"create", "web", "--description", "-", "--json"}, {}, "two\nlines\n\n").wait();

@@ -307,7 +307,7 @@ TEST_CASE("kill-agent --force --grace 1s ends an agent that ignores SIGTERM, aft
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force ends an interactive bash", "[kill]") {
+TEST_CASE("kill-agent --force ends an interactive bash", "[kill][plain]") {
     Home h("kl-bash");
     auto w = h.spawn("w", {"bash", "--norc", "--noprofile", "-i"});
     // An interactive shell ignores SIGTERM: wait until it runs interactively (prompt typed).
@@ -325,7 +325,8 @@ TEST_CASE("kill-agent --force ends an interactive bash", "[kill]") {
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force ends descendants that left with setsid and double forks", "[kill]") {
+TEST_CASE("kill-agent --force ends descendants that left with setsid and double forks",
+          "[kill][plain]") {
     Home h("kl-tree");
     auto bystander = h.spawn("bystander", {"sleep", "1000"});
     auto w = h.spawn("w", {"sh", "-c", "setsid sleep 1001 & (sleep 1002 &); sleep 1003"});
@@ -404,7 +405,7 @@ TEST_CASE("kill-agent --force ends an agent whose pane was killed from outside",
 }
 
 TEST_CASE("kill-agent --force hands back in_progress and pending tasks, not completed ones",
-          "[kill]") {
+          "[kill][plain]") {
     Home h("kl-tasks");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto other = h.spawn("other", {"sleep", "1000"});
@@ -445,7 +446,8 @@ TEST_CASE("kill-agent --force hands back in_progress and pending tasks, not comp
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force --reassign-to gives the unfinished tasks to that member", "[kill]") {
+TEST_CASE("kill-agent --force --reassign-to gives the unfinished tasks to that member",
+          "[kill][plain]") {
     Home h("kl-reassign");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto heir = h.spawn("heir", {"sleep", "1000"});
@@ -491,7 +493,7 @@ TEST_CASE("kill-agent --force --reassign-to gives the unfinished tasks to that m
 }
 
 TEST_CASE("kill-agent refuses what SPEC 7.1 refuses, with its exit code, and changes nothing",
-          "[kill][input]") {
+          "[kill][input][plain]") {
     Home h("kl-refuse");
     h.spawn("worker", {"sleep", "1000"});
     h.spawn("busy", {"sleep", "1000"});
@@ -557,7 +559,7 @@ TEST_CASE("kill-agent refuses what SPEC 7.1 refuses, with its exit code, and cha
 }
 
 TEST_CASE("kill-agent's bad names, reasons, durations and option mixes are usage errors",
-          "[kill][input]") {
+          "[kill][input][plain]") {
     Home h("kl-usage");
     h.spawn("worker", {"sleep", "1000"});
     h.spawn("heir", {"sleep", "1000"});
@@ -617,7 +619,7 @@ TEST_CASE("kill-agent's bad names, reasons, durations and option mixes are usage
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --reassign-to '' is a bad name, not the pool", "[kill][input]") {
+TEST_CASE("kill-agent --reassign-to '' is a bad name, not the pool", "[kill][input][plain]") {
     Home h("kl-empty-heir");
     h.spawn("worker", {"sleep", "1000"});
     check_kill_refused(h, {"worker", "--force", "--reassign-to", ""}, 2);
@@ -627,7 +629,8 @@ TEST_CASE("kill-agent --reassign-to '' is a bad name, not the pool", "[kill][inp
     h.finish_all();
 }
 
-TEST_CASE("kill-agent stores hostile reasons as they are, and runs none of them", "[kill][input]") {
+TEST_CASE("kill-agent stores hostile reasons as they are, and runs none of them",
+          "[kill][input][plain]") {
     Home h("kl-reason");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto pwned = h.env.dir() / "pwned";
@@ -661,7 +664,7 @@ TEST_CASE("kill-agent stores hostile reasons as they are, and runs none of them"
     h.finish_all();
 }
 
-TEST_CASE("two kill-agents at once on one agent end it once", "[kill]") {
+TEST_CASE("two kill-agents at once on one agent end it once", "[kill][plain]") {
     Home h("kl-race");
     SQLite::Database db((h.env.home() / "team.db").string());
     auto requests_of = [&](const std::string& name) {

@@ -226,7 +226,7 @@ TEST_CASE("add, list, show, claim, update and done as a user runs them", "[tasks
 }
 
 TEST_CASE("every task command's bad input is its exit code, and nothing changes",
-          "[tasks][input]") {
+          "[tasks][input][plain]") {
     Home h("tk-bad");
     h.spawn("worker", {"sleep", "600"});
     h.spawn("gone", {"true"});
@@ -302,7 +302,7 @@ TEST_CASE("every task command's bad input is its exit code, and nothing changes"
 }
 
 TEST_CASE("hostile subjects and descriptions are stored byte for byte and run nothing",
-          "[tasks][input]") {
+          "[tasks][input][plain]") {
     Home h("tk-hostile");
     auto marker = h.env.dir() / "pwned";
     std::string m = marker.string();
@@ -461,9 +461,9 @@ TEST_CASE("team list, status and agents show the open tasks", "[tasks]") {
 }
 
 TEST_CASE("16 processes claiming from 100 tasks (40 under ASan) at once: each claimed exactly once",
-          "[tasks][concurrency]") {
+          "[tasks][concurrency][plain]") {
     Home h("tk-race");
-    constexpr int kAgents = 4, kPerAgent = 4, kTasks = team::test::kSanitized ? 40 : 100;
+    const int kAgents = 4, kPerAgent = 4, kTasks = team::test::kSanitized ? 40 : 100;
     for (int i = 1; i <= kAgents; ++i) h.spawn("w" + std::to_string(i), {"sleep", "600"});
     for (int i = 1; i <= kTasks; ++i) h.add("task " + std::to_string(i));
 
@@ -525,7 +525,7 @@ TEST_CASE("16 processes claiming from 100 tasks (40 under ASan) at once: each cl
     h.finish();
 }
 
-TEST_CASE("8 parallel adds get the ids 1 to 8, each once", "[tasks][concurrency]") {
+TEST_CASE("8 parallel adds get the ids 1 to 8, each once", "[tasks][concurrency][plain]") {
     Home h("tk-parallel-add");
     std::vector<Child> adders;
     adders.reserve(8);
