@@ -25,7 +25,7 @@ void add_activity(const TeamEnv& env, const std::string& type) {
 
 }  // namespace
 
-TEST_CASE("create writes team_created to the activity log", "[activity]") {
+TEST_CASE("create writes team_created to the activity log", "[activity][sanitize]") {
     TeamEnv env;
     REQUIRE(env.run({"create", "web", "--description", "d"}).exit_code == 0);
     auto r = env.run({"activity", "--json"});
@@ -60,7 +60,7 @@ TEST_CASE("activity filters by type, cursor and limit", "[activity]") {
     CHECK(env.run({"activity", "--since", "-1"}).exit_code == 2);
 }
 
-TEST_CASE("activity --follow streams JSON Lines and wakes on a new entry", "[activity]") {
+TEST_CASE("activity --follow streams JSON Lines and wakes on a new entry", "[activity][sanitize]") {
     TeamEnv env;
     REQUIRE(env.run({"create", "web"}).exit_code == 0);
     auto follower = env.start({"activity", "--follow", "--limit", "2", "--json"});

@@ -186,7 +186,7 @@ std::map<std::string, std::string> parse_env_file(const std::string& text) {
 }  // namespace
 
 TEST_CASE("spawn runs the command in a new pane of the private server, with the team's environment",
-          "[agents]") {
+          "[agents][sanitize]") {
     Home h("ag-spawn");
     auto out = h.env.dir() / "env.txt";
     std::string extra_value = "some value; with $(stuff) and 'quotes'";
@@ -344,7 +344,7 @@ TEST_CASE("the user's default tmux server is never touched", "[agents]") {
 
 TEST_CASE(
     "hostile arguments, environment values, cwd and command paths reach the agent as they are",
-    "[agents][input][plain]") {
+    "[agents][input]") {
     Home h("ag-hostile");
     auto pwned = h.env.dir() / "pwned";
     std::string p = pwned.string();
@@ -422,7 +422,7 @@ TEST_CASE(
 }
 
 TEST_CASE("hostile agent names and --env entries are usage errors and spawn nothing",
-          "[agents][input][plain]") {
+          "[agents][input]") {
     Home h("ag-names");
     auto pwned = h.env.dir() / "pwned";
     std::string long_name(65, 'a');
@@ -453,7 +453,7 @@ TEST_CASE("hostile agent names and --env entries are usage errors and spawn noth
 }
 
 TEST_CASE("a home path with quotes, spaces, $(...) and a trailing semicolon works and runs nothing",
-          "[agents][input][plain]") {
+          "[agents][input]") {
     TeamEnv env;
     Marker mark;
     auto pwned = env.dir() / "p";
@@ -691,7 +691,7 @@ TEST_CASE(
     h.finish();
 }
 
-TEST_CASE("a pane killed from outside ends its agent and leaves no process", "[agents]") {
+TEST_CASE("a pane killed from outside ends its agent and leaves no process", "[agents][sanitize]") {
     Home h("ag-killpane");
     Marker victim_mark, bystander_mark;
     // The victim ignores SIGHUP and has a child that left its session.
@@ -746,7 +746,7 @@ TEST_CASE("a tmux server killed from outside ends every agent and leaves no proc
 }
 
 TEST_CASE("a supervisor killed with SIGKILL: the agent is lost and its processes are killed",
-          "[agents]") {
+          "[agents][sanitize]") {
     Home h("ag-lost");
     Marker orphan_mark, bystander_mark;
     auto orphan =
@@ -882,7 +882,7 @@ TEST_CASE("prompt types the text into the pane byte for byte and presses Enter",
     h.finish();
 }
 
-TEST_CASE("prompt cuts a line longer than one chunk on UTF-8 boundaries", "[agents]") {
+TEST_CASE("prompt cuts a line longer than one chunk on UTF-8 boundaries", "[agents][sanitize]") {
     // A terminal in raw mode takes lines of any length, so the chunks of send-keys show.
     Home h("ag-chunks");
     auto file = h.env.dir() / "raw.txt";
@@ -943,7 +943,7 @@ TEST_CASE("logs shows what the agent printed, also after its pane is gone", "[ag
     h.finish();
 }
 
-TEST_CASE("logs --follow prints what comes and ends when the agent ends", "[agents]") {
+TEST_CASE("logs --follow prints what comes and ends when the agent ends", "[agents][sanitize]") {
     Home h("ag-follow");
     h.spawn("streamer", {"sh", "-c", "echo first-part; sleep 0.5; echo second-part; sleep 0.3"});
     auto env = team::test::clean_env(h.extra({{"TEAM_HOME", h.env.home().string()}}));
@@ -958,7 +958,7 @@ TEST_CASE("logs --follow prints what comes and ends when the agent ends", "[agen
     h.finish();
 }
 
-TEST_CASE("attach without a terminal is refused", "[agents]") {
+TEST_CASE("attach without a terminal is refused", "[agents][sanitize]") {
     Home h("ag-attach");
     CHECK(h.run({"attach"}).exit_code == 4);
     h.spawn("w", {"sleep", "1000"});
@@ -1034,7 +1034,7 @@ TEST_CASE("status --json lists the live agents and the tmux server", "[agents]")
     CHECK(doc["tmux"]["running"] == false);
 }
 
-TEST_CASE("32 agents fit in one window, and all go with the server", "[agents][plain]") {
+TEST_CASE("32 agents fit in one window, and all go with the server", "[agents]") {
     Home h("ag-many");
     std::set<std::string> panes;
     std::map<std::string, int> colors;
@@ -1123,7 +1123,7 @@ TEST_CASE(
     h.finish();
 }
 
-TEST_CASE("the last agent to end reaps the home's tmux server", "[agents]") {
+TEST_CASE("the last agent to end reaps the home's tmux server", "[agents][sanitize]") {
     Home h("ag-reap");
     auto a = h.spawn("a", {"sleep", "1000"});
     auto b = h.spawn("b", {"sh", "-c", "sleep 0.2; exit 1"});
@@ -1179,7 +1179,7 @@ TEST_CASE("spawn looks first: the name and colour of an agent whose process ende
 }
 
 TEST_CASE("spawn refuses an --env that would replace the agent's identity",
-          "[agents][input][plain]") {
+          "[agents][input]") {
     Home h("ag-identity");
     auto out = h.env.dir() / "env.txt";
     auto r = h.try_spawn(
@@ -1209,7 +1209,7 @@ TEST_CASE("spawn refuses an --env that would replace the agent's identity",
     h.finish();
 }
 
-TEST_CASE("an agent that runs team in its pane acts as itself, not as the leader", "[agents]") {
+TEST_CASE("an agent that runs team in its pane acts as itself, not as the leader", "[agents][sanitize]") {
     Home h("ag-inside");
     auto rc = h.env.dir() / "rc.txt";
     auto list = h.env.dir() / "agents.json";

@@ -5,7 +5,7 @@
 
 using team::test::TeamEnv;
 
-TEST_CASE("global options stand before or after the command", "[frame]") {
+TEST_CASE("global options stand before or after the command", "[frame][sanitize]") {
     TeamEnv env;
     auto before = env.run({"--json", "create", "web"});
     CHECK(before.exit_code == 0);
@@ -17,7 +17,7 @@ TEST_CASE("global options stand before or after the command", "[frame]") {
     CHECK(env.run({"-t", "web", "status", "--json"}).json()["name"] == "web");
 }
 
-TEST_CASE("the home comes from --home, TEAM_HOME, XDG_STATE_HOME, then HOME", "[frame]") {
+TEST_CASE("the home comes from --home, TEAM_HOME, XDG_STATE_HOME, then HOME", "[frame][sanitize]") {
     TeamEnv env;
     auto dir = env.dir();
     auto flag = dir / "flag";
@@ -53,7 +53,7 @@ TEST_CASE("with several teams and none named, the error lists them", "[frame]") 
     CHECK(env.run({"status", "--json", "--as", "leader@web"}).json()["name"] == "web");
 }
 
-TEST_CASE("the caller comes from --as or TEAM_AGENT_ID and must be a member", "[frame]") {
+TEST_CASE("the caller comes from --as or TEAM_AGENT_ID and must be a member", "[frame][sanitize]") {
     TeamEnv env;
     REQUIRE(env.run({"create", "web"}).exit_code == 0);
     REQUIRE(env.run({"create", "api"}).exit_code == 0);
@@ -114,7 +114,7 @@ TEST_CASE("every command has complete help", "[frame]") {
     CHECK_THAT(env.run({"--version"}).out, Catch::Contains("0.1"));
 }
 
-TEST_CASE("commands that only read do not create a home", "[frame]") {
+TEST_CASE("commands that only read do not create a home", "[frame][sanitize]") {
     TeamEnv env;
     auto list = env.run({"list", "--json"});
     CHECK(list.exit_code == 0);
@@ -145,7 +145,7 @@ TEST_CASE("the caller becomes the leader of the team it creates", "[frame]") {
         "carl@ops");
 }
 
-TEST_CASE("option values are checked with clear messages", "[frame][input][plain]") {
+TEST_CASE("option values are checked with clear messages", "[frame][input]") {
     TeamEnv env;
     REQUIRE(env.run({"create", "web"}).exit_code == 0);
     for (const char* bad : {"0", "1.5", "-3", "x", "99999999999999999999"}) {
@@ -160,7 +160,7 @@ TEST_CASE("option values are checked with clear messages", "[frame][input][plain
     CHECK(missing.err == "team: error: NAME is required (see 'team create --help')\n");
 }
 
-TEST_CASE("a description from stdin loses one trailing newline only", "[frame][input][plain]") {
+TEST_CASE("a description from stdin loses one trailing newline only", "[frame][input]") {
     TeamEnv env;
     auto r =
         env.start({"create", "web", "--description", "-", "--json"}, {}, "two\nlines\n\n").wait();

@@ -263,7 +263,7 @@ void check_kill_usage(const Home& h, const std::vector<std::string>& args,
 
 }  // namespace
 
-TEST_CASE("kill-agent --force ends an agent that obeys SIGTERM and frees its colour", "[kill]") {
+TEST_CASE("kill-agent --force ends an agent that obeys SIGTERM and frees its colour", "[kill][sanitize]") {
     Home h("kl-obey");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto other = h.spawn("other", {"sleep", "1000"});
@@ -292,7 +292,7 @@ TEST_CASE("kill-agent --force ends an agent that obeys SIGTERM and frees its col
 }
 
 TEST_CASE("kill-agent --force --grace 1s ends an agent that ignores SIGTERM, after the grace",
-          "[kill]") {
+          "[kill][sanitize]") {
     Home h("kl-ignore");
     auto ready = h.env.dir() / "ready";
     auto w = h.spawn("w", {"sh", "-c", "trap '' TERM; touch " + sq(ready) + "; exec sleep 1000"});
@@ -307,7 +307,7 @@ TEST_CASE("kill-agent --force --grace 1s ends an agent that ignores SIGTERM, aft
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force ends an interactive bash", "[kill][plain]") {
+TEST_CASE("kill-agent --force ends an interactive bash", "[kill]") {
     Home h("kl-bash");
     auto w = h.spawn("w", {"bash", "--norc", "--noprofile", "-i"});
     // An interactive shell ignores SIGTERM: wait until it runs interactively (prompt typed).
@@ -326,7 +326,7 @@ TEST_CASE("kill-agent --force ends an interactive bash", "[kill][plain]") {
 }
 
 TEST_CASE("kill-agent --force ends descendants that left with setsid and double forks",
-          "[kill][plain]") {
+          "[kill]") {
     Home h("kl-tree");
     auto bystander = h.spawn("bystander", {"sleep", "1000"});
     auto w = h.spawn("w", {"sh", "-c", "setsid sleep 1001 & (sleep 1002 &); sleep 1003"});
@@ -359,7 +359,7 @@ TEST_CASE("kill-agent --force ends descendants that left with setsid and double 
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force wakes a stopped agent so that it can act on SIGTERM", "[kill]") {
+TEST_CASE("kill-agent --force wakes a stopped agent so that it can act on SIGTERM", "[kill][sanitize]") {
     Home h("kl-stopped");
     auto got = h.env.dir() / "got-term";
     auto ready = h.env.dir() / "ready";
@@ -387,7 +387,7 @@ TEST_CASE("kill-agent --force wakes a stopped agent so that it can act on SIGTER
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force ends an agent whose pane was killed from outside", "[kill]") {
+TEST_CASE("kill-agent --force ends an agent whose pane was killed from outside", "[kill][sanitize]") {
     Home h("kl-nopane");
     auto ready = h.env.dir() / "ready";
     auto w =
@@ -405,7 +405,7 @@ TEST_CASE("kill-agent --force ends an agent whose pane was killed from outside",
 }
 
 TEST_CASE("kill-agent --force hands back in_progress and pending tasks, not completed ones",
-          "[kill][plain]") {
+          "[kill]") {
     Home h("kl-tasks");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto other = h.spawn("other", {"sleep", "1000"});
@@ -447,7 +447,7 @@ TEST_CASE("kill-agent --force hands back in_progress and pending tasks, not comp
 }
 
 TEST_CASE("kill-agent --force --reassign-to gives the unfinished tasks to that member",
-          "[kill][plain]") {
+          "[kill]") {
     Home h("kl-reassign");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto heir = h.spawn("heir", {"sleep", "1000"});
@@ -493,7 +493,7 @@ TEST_CASE("kill-agent --force --reassign-to gives the unfinished tasks to that m
 }
 
 TEST_CASE("kill-agent refuses what SPEC 7.1 refuses, with its exit code, and changes nothing",
-          "[kill][input][plain]") {
+          "[kill][input]") {
     Home h("kl-refuse");
     h.spawn("worker", {"sleep", "1000"});
     h.spawn("busy", {"sleep", "1000"});
@@ -559,7 +559,7 @@ TEST_CASE("kill-agent refuses what SPEC 7.1 refuses, with its exit code, and cha
 }
 
 TEST_CASE("kill-agent's bad names, reasons, durations and option mixes are usage errors",
-          "[kill][input][plain]") {
+          "[kill][input]") {
     Home h("kl-usage");
     h.spawn("worker", {"sleep", "1000"});
     h.spawn("heir", {"sleep", "1000"});
@@ -619,7 +619,7 @@ TEST_CASE("kill-agent's bad names, reasons, durations and option mixes are usage
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --reassign-to '' is a bad name, not the pool", "[kill][input][plain]") {
+TEST_CASE("kill-agent --reassign-to '' is a bad name, not the pool", "[kill][input]") {
     Home h("kl-empty-heir");
     h.spawn("worker", {"sleep", "1000"});
     check_kill_refused(h, {"worker", "--force", "--reassign-to", ""}, 2);
@@ -630,7 +630,7 @@ TEST_CASE("kill-agent --reassign-to '' is a bad name, not the pool", "[kill][inp
 }
 
 TEST_CASE("kill-agent stores hostile reasons as they are, and runs none of them",
-          "[kill][input][plain]") {
+          "[kill][input]") {
     Home h("kl-reason");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto pwned = h.env.dir() / "pwned";
@@ -664,7 +664,7 @@ TEST_CASE("kill-agent stores hostile reasons as they are, and runs none of them"
     h.finish_all();
 }
 
-TEST_CASE("two kill-agents at once on one agent end it once", "[kill][plain]") {
+TEST_CASE("two kill-agents at once on one agent end it once", "[kill]") {
     Home h("kl-race");
     SQLite::Database db((h.env.home() / "team.db").string());
     auto requests_of = [&](const std::string& name) {

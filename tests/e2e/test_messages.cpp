@@ -186,7 +186,7 @@ class Home : public team::test::TeamHome {
 }  // namespace
 
 TEST_CASE("messages: send stores a message that inbox returns, oldest first, in the SPEC's shape",
-          "[messages]") {
+          "[messages][sanitize]") {
     Home h("msg-basic");
     h.spawn("worker", {"sleep", "600"});
 
@@ -351,7 +351,7 @@ TEST_CASE("messages: a send to an unknown or terminated recipient is refused and
 }
 
 TEST_CASE("messages: bad types, protocol types, bad --data, empty and non-UTF-8 texts are refused",
-          "[messages][input][plain]") {
+          "[messages][input]") {
     Home h("msg-badinput");
     h.spawn("w", {"sleep", "600"});
 
@@ -410,7 +410,7 @@ TEST_CASE("messages: bad types, protocol types, bad --data, empty and non-UTF-8 
 }
 
 TEST_CASE("messages: a text of 1 MiB is stored whole and one of 1 MiB + 1 byte is refused",
-          "[messages][input][plain]") {
+          "[messages][input]") {
     // Linux refuses a single argument over 128 KiB, so long texts come on stdin ("-").
     Home h("msg-size");
     h.spawn("w", {"sleep", "600"});
@@ -452,7 +452,7 @@ TEST_CASE("messages: a text of 1 MiB is stored whole and one of 1 MiB + 1 byte i
 }
 
 TEST_CASE("messages: a text on stdin that goes on past 1 MiB after a newline is refused, not cut",
-          "[messages][input][plain]") {
+          "[messages][input]") {
     Home h("msg-size-cut");
     h.spawn("w", {"sleep", "600"});
     const size_t mib = 1 << 20;
@@ -468,7 +468,7 @@ TEST_CASE("messages: a text on stdin that goes on past 1 MiB after a newline is 
 }
 
 TEST_CASE("messages: hostile texts are stored and returned byte for byte and run nothing",
-          "[messages][input][plain]") {
+          "[messages][input]") {
     Home h("msg-hostile");
     h.spawn("w", {"sleep", "600"});
     auto pwned = h.env.dir() / "pwned";
@@ -598,7 +598,7 @@ TEST_CASE("messages: only the leader reads another agent's inbox", "[messages]")
     h.finish();
 }
 
-TEST_CASE("messages: bad inbox arguments are usage errors", "[messages][input][plain]") {
+TEST_CASE("messages: bad inbox arguments are usage errors", "[messages][input]") {
     Home h("msg-inbox-usage");
     h.spawn("w", {"sleep", "600"});
     h.send("w", "hello");
@@ -626,7 +626,7 @@ TEST_CASE("messages: bad inbox arguments are usage errors", "[messages][input][p
 }
 
 TEST_CASE("messages: a reader blocked in inbox --wait is woken by a send from another process",
-          "[messages]") {
+          "[messages][sanitize]") {
     Home h("msg-wake");
     h.spawn("sleeper", {"sleep", "600"});
     auto start = Steady::now();
@@ -822,7 +822,7 @@ TEST_CASE("messages: send --all reaches every live agent but the sender, and onl
 }
 
 TEST_CASE("messages: --notify types a notice, never the text, into the recipient's pane",
-          "[messages]") {
+          "[messages][sanitize]") {
     Home h("msg-notify");
     h.spawn("listener", {"cat"});
     std::string secret = "SECRET-TEXT $(touch nothing) 42";
@@ -934,7 +934,7 @@ TEST_CASE("messages: a new agent that takes a terminated agent's name starts wit
 }
 
 TEST_CASE("messages: an agent in its pane waits for a message and answers the leader",
-          "[messages]") {
+          "[messages][sanitize]") {
     Home h("msg-pane");
     auto got = h.env.dir() / "got.json";
     auto rc = h.env.dir() / "rc.txt";
@@ -970,7 +970,7 @@ TEST_CASE(
     "messages: 32 senders x 100 messages (25 under ASan) to 4 agents while 4 readers mark them "
     "read: each "
     "is read exactly once",
-    "[messages][concurrency][plain]") {
+    "[messages][concurrency]") {
     Home h("msg-stress");
     const int kAgents = 4, kSenders = 32, kPerSender = team::test::kSanitized ? 25 : 100,
               kTotal = kSenders * kPerSender;

@@ -30,7 +30,7 @@ nlohmann::json exit_status(const nlohmann::json& code, const nlohmann::json& sig
 
 }  // namespace
 
-TEST_CASE("run: a command that completes", "[run]") {
+TEST_CASE("run: a command that completes", "[run][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto r = team_run(env, mark, {"run", "--json", "--", "sh", "-c", "echo hello; echo oops >&2"});
@@ -44,7 +44,7 @@ TEST_CASE("run: a command that completes", "[run]") {
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("run: mirrors the exit code, 128+n for a signal", "[run]") {
+TEST_CASE("run: mirrors the exit code, 128+n for a signal", "[run][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto five = team_run(env, mark, {"run", "--json", "--", "sh", "-c", "exit 5"});
@@ -62,7 +62,7 @@ TEST_CASE("run: mirrors the exit code, 128+n for a signal", "[run]") {
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("run: --timeout kills the command and keeps what it printed", "[run]") {
+TEST_CASE("run: --timeout kills the command and keeps what it printed", "[run][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto t0 = Steady::now();
@@ -89,7 +89,7 @@ TEST_CASE("run: --timeout kills the command and keeps what it printed", "[run]")
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("run: a TERM-ignoring command still ends after --grace", "[run]") {
+TEST_CASE("run: a TERM-ignoring command still ends after --grace", "[run][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto t0 = Steady::now();
@@ -119,7 +119,7 @@ TEST_CASE("run: --signal chooses the signal sent at the timeout", "[run]") {
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("run: escaped descendants are gone afterwards", "[run]") {
+TEST_CASE("run: escaped descendants are gone afterwards", "[run][sanitize]") {
     TeamEnv env;
     Marker mark;
     // Killed at the timeout.
@@ -172,7 +172,7 @@ TEST_CASE("run: arguments in brackets arrive unchanged", "[run]") {
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("run: --output-limit keeps the end", "[run]") {
+TEST_CASE("run: --output-limit keeps the end", "[run][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto r =

@@ -102,7 +102,7 @@ fs::path make_dir(const fs::path& path) {
 TEST_CASE(
     "the scenario: cd, export and a function last; start runs from them; shell kill "
     "leaves the session alive",
-    "[sessions]") {
+    "[sessions][sanitize]") {
     Home h;
     auto app = make_dir(h.env.dir() / "srv" / "app");
     CHECK(h.exec("app", "cd " + bash_quote(app.string()))["cwd"] == app.string());
@@ -143,7 +143,7 @@ TEST_CASE(
 }
 
 TEST_CASE("values with spaces, newlines, quotes, unicode and $ come back byte for byte",
-          "[sessions][plain]") {
+          "[sessions]") {
     Home h;
     const std::vector<std::string> values = {"two words",
                                              "line one\nline two\n",
@@ -260,7 +260,7 @@ TEST_CASE("a killed or timed-out command leaves the state as it was", "[sessions
 TEST_CASE(
     "two commands of one session at once: each keeps what it changed, the last to end "
     "wins what both changed",
-    "[sessions]") {
+    "[sessions][sanitize]") {
     Home h;
     auto first = make_dir(h.env.dir() / "first");
     auto second = make_dir(h.env.dir() / "second");
@@ -356,7 +356,7 @@ TEST_CASE("options, shopt, aliases and the umask last; xtrace traces the command
     CHECK(shown["shopt"] == nlohmann::json::array({"extglob"}));
 }
 
-TEST_CASE("session exec: JSON shape, exit codes, separate streams, stdin", "[sessions]") {
+TEST_CASE("session exec: JSON shape, exit codes, separate streams, stdin", "[sessions][sanitize]") {
     Home h;
     auto r = h.run({"session", "exec", "s", "--json", "--", "echo out; echo err >&2; exit 3"});
     CHECK(r.exit_code == 3);
@@ -426,7 +426,7 @@ TEST_CASE(
     CHECK_FALSE(team::test::alive(bg));
 }
 
-TEST_CASE("an exec whose team process dies leaves nothing behind", "[sessions]") {
+TEST_CASE("an exec whose team process dies leaves nothing behind", "[sessions][sanitize]") {
     Home h;
     auto env = team::test::clean_env(h.extra({{"TEAM_HOME", h.env.home().string()}}));
     auto pidfile = h.env.dir() / "daemon.pid";
@@ -441,7 +441,7 @@ TEST_CASE("an exec whose team process dies leaves nothing behind", "[sessions]")
     CHECK(h.mark.none_alive_within(3000));
 }
 
-TEST_CASE("session close kills a running exec, which keeps nothing", "[sessions]") {
+TEST_CASE("session close kills a running exec, which keeps nothing", "[sessions][sanitize]") {
     Home h;
     auto env = team::test::clean_env(h.extra({{"TEAM_HOME", h.env.home().string()}}));
     Child exec({team::test::team_binary(), "session", "exec", "s", "--json", "--",
@@ -532,7 +532,7 @@ TEST_CASE("unknown sessions are not found; bad names and bad input change nothin
 }
 
 TEST_CASE("the command string is bash's to read: here-documents, trailing operators, exec",
-          "[sessions]") {
+          "[sessions][sanitize]") {
     Home h;
     // An unterminated here-document ends at the end of the command, as with bash -c.
     auto doc = h.exec("s", "K=1\ncat <<EOF\nline");

@@ -168,7 +168,7 @@ double seconds_since(Steady::time_point t0) {
 
 }  // namespace
 
-TEST_CASE("shell start, list, wait: the end is recorded after the starter exited", "[shells]") {
+TEST_CASE("shell start, list, wait: the end is recorded after the starter exited", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto gate = env.dir() / "go";
@@ -290,7 +290,7 @@ TEST_CASE("shell kill in a team writes execution_cancelled with the caller", "[s
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell kill escalates to SIGKILL on a command that ignores SIGTERM", "[shells]") {
+TEST_CASE("shell kill escalates to SIGKILL on a command that ignores SIGTERM", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(env, mark, {"sh", "-c", kIgnoreTerm});
@@ -343,7 +343,7 @@ TEST_CASE("shell kill --no-force leaves a TERM-ignoring command running and says
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell kill of a stopped process sends SIGCONT with SIGTERM", "[shells]") {
+TEST_CASE("shell kill of a stopped process sends SIGCONT with SIGTERM", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(env, mark, {"sleep", "1000"});
@@ -376,7 +376,7 @@ TEST_CASE("shell kill is not swallowed by a shell wrapper", "[shells]") {
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell kill reaches setsid children and double-forked daemons", "[shells]") {
+TEST_CASE("shell kill reaches setsid children and double-forked daemons", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id =
@@ -391,7 +391,7 @@ TEST_CASE("shell kill reaches setsid children and double-forked daemons", "[shel
     CHECK(shell_status(env, mark, id)["status"] == "killed");
 }
 
-TEST_CASE("a command that exits by itself while being killed is reported as it ended", "[shells]") {
+TEST_CASE("a command that exits by itself while being killed is reported as it ended", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id =
@@ -452,7 +452,7 @@ TEST_CASE("shell kill twice, after completion, and of unknown ids", "[shells]") 
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell kill never signals a process that reused a recorded pid", "[shells]") {
+TEST_CASE("shell kill never signals a process that reused a recorded pid", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(env, mark, {"sleep", "1000"});
@@ -518,7 +518,7 @@ TEST_CASE("shell kill never signals a reused command pid while the supervisor li
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("a shell whose supervisor was SIGKILLed is recorded killed and cleaned up", "[shells]") {
+TEST_CASE("a shell whose supervisor was SIGKILLed is recorded killed and cleaned up", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(env, mark, {"sh", "-c", "setsid sleep 1000 & sleep 1001"});
@@ -537,7 +537,7 @@ TEST_CASE("a shell whose supervisor was SIGKILLed is recorded killed and cleaned
     CHECK(waited == nlohmann::json({{"exitCode", nullptr}, {"signal", "SIGKILL"}}));
 }
 
-TEST_CASE("shell output is readable while running and after the end", "[shells]") {
+TEST_CASE("shell output is readable while running and after the end", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(env, mark, {"sh", "-c", "echo first; echo err >&2; sleep 1000"});
@@ -694,7 +694,7 @@ TEST_CASE("shell wait returns promptly, times out with 124, reports signals", "[
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell start --timeout ends the command as timed_out", "[shells]") {
+TEST_CASE("shell start --timeout ends the command as timed_out", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(env, mark, {"sleep", "1000"}, {"--timeout", "300ms"});
@@ -749,7 +749,7 @@ TEST_CASE("shell commands refuse bad input and change nothing", "[shells]") {
 }
 
 TEST_CASE("shell start of what cannot run fails with a clear error and a failed record",
-          "[shells]") {
+          "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto file = env.dir() / "not-executable";
@@ -923,7 +923,7 @@ TEST_CASE("an empty --timeout is a usage error, not 'no timeout'", "[shells]") {
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell output --follow streams until the shell ends", "[shells]") {
+TEST_CASE("shell output --follow streams until the shell ends", "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto gate = env.dir() / "go";

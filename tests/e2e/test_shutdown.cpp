@@ -117,7 +117,7 @@ class Home : public team::test::AgentsHome {
 }  // namespace
 
 TEST_CASE("shutdown: the full handshake with an idle example agent, kill-agent --wait",
-          "[shutdown]") {
+          "[shutdown][sanitize]") {
     Home h("sd-handshake");
     auto spawned = h.spawn_agent("worker");
     std::string pane = spawned["paneId"];
@@ -200,7 +200,7 @@ TEST_CASE("shutdown: the full handshake with an idle example agent, kill-agent -
 }
 
 TEST_CASE("shutdown: a busy example agent rejects, then --force ends it and hands its task back",
-          "[shutdown]") {
+          "[shutdown][sanitize]") {
     Home h("sd-reject");
     // Work long enough that it is still busy whatever the load; --force ends it anyway.
     auto spawned = h.spawn_agent("busy", {{"AGENT_WORK", "30"}, {"AGENT_POLL", "0.2"}});
@@ -279,7 +279,7 @@ TEST_CASE("shutdown: a busy example agent rejects, then --force ends it and hand
 }
 
 TEST_CASE("shutdown: a --force-after deadline holds after the leader's command is SIGKILLed",
-          "[shutdown]") {
+          "[shutdown][sanitize]") {
     Home h("sd-force-after");
     // A hung agent: it never reads its inbox and ignores SIGTERM.
     h.spawn_agent("stuck", {{"AGENT_STUCK", "1"}});
@@ -319,7 +319,7 @@ TEST_CASE("shutdown: a --force-after deadline holds after the leader's command i
 }
 
 TEST_CASE("shutdown: shutdown confirm from inside the agent's own pane completes everything",
-          "[shutdown]") {
+          "[shutdown][sanitize]") {
     Home h("sd-confirm-inside");
     h.ok({"task", "add", "its work"});
     auto ready = h.env.dir() / "ready";
@@ -500,7 +500,7 @@ TEST_CASE("shutdown: kill-agent --wait --timeout on an agent that never answers 
 }
 
 TEST_CASE("shutdown: approve, reject and confirm errors change nothing",
-          "[shutdown][input][plain]") {
+          "[shutdown][input]") {
     Home h("sd-errors");
     h.spawn("alpha", {"sleep", "1000"});
     h.spawn("beta", {"sleep", "1000"});

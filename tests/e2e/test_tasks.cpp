@@ -166,7 +166,7 @@ void check_refused(const Home& h, std::vector<std::string> args, int code,
 
 }  // namespace
 
-TEST_CASE("add, list, show, claim, update and done as a user runs them", "[tasks]") {
+TEST_CASE("add, list, show, claim, update and done as a user runs them", "[tasks][sanitize]") {
     Home h("tk-basic");
     auto t = h.add("write the parser", {"--description", "cover every error"});
     CHECK(t["id"] == "1");
@@ -226,7 +226,7 @@ TEST_CASE("add, list, show, claim, update and done as a user runs them", "[tasks
 }
 
 TEST_CASE("every task command's bad input is its exit code, and nothing changes",
-          "[tasks][input][plain]") {
+          "[tasks][input]") {
     Home h("tk-bad");
     h.spawn("worker", {"sleep", "600"});
     h.spawn("gone", {"true"});
@@ -302,7 +302,7 @@ TEST_CASE("every task command's bad input is its exit code, and nothing changes"
 }
 
 TEST_CASE("hostile subjects and descriptions are stored byte for byte and run nothing",
-          "[tasks][input][plain]") {
+          "[tasks][input]") {
     Home h("tk-hostile");
     auto marker = h.env.dir() / "pwned";
     std::string m = marker.string();
@@ -461,7 +461,7 @@ TEST_CASE("team list, status and agents show the open tasks", "[tasks]") {
 }
 
 TEST_CASE("16 processes claiming from 100 tasks (40 under ASan) at once: each claimed exactly once",
-          "[tasks][concurrency][plain]") {
+          "[tasks][concurrency]") {
     Home h("tk-race");
     const int kAgents = 4, kPerAgent = 4, kTasks = team::test::kSanitized ? 40 : 100;
     for (int i = 1; i <= kAgents; ++i) h.spawn("w" + std::to_string(i), {"sleep", "600"});
@@ -525,7 +525,7 @@ TEST_CASE("16 processes claiming from 100 tasks (40 under ASan) at once: each cl
     h.finish();
 }
 
-TEST_CASE("8 parallel adds get the ids 1 to 8, each once", "[tasks][concurrency][plain]") {
+TEST_CASE("8 parallel adds get the ids 1 to 8, each once", "[tasks][concurrency]") {
     Home h("tk-parallel-add");
     std::vector<Child> adders;
     adders.reserve(8);
@@ -679,7 +679,7 @@ TEST_CASE("an agent that exits by itself or is lost hands its tasks back too", "
 }
 
 TEST_CASE("a lost agent's tasks are handed back before a claim or a show looks at them",
-          "[tasks]") {
+          "[tasks][sanitize]") {
     // SPEC 4: an agent whose process has ended is marked terminated, and its unfinished tasks
     // handed back, by the next command that looks, at the latest. A lost agent (its supervisor
     // killed) is found only by a command that checks; claim and show look at tasks too.

@@ -26,7 +26,7 @@ int team_rows(const TeamEnv& env) {
 
 }  // namespace
 
-TEST_CASE("create, list, status and delete a team", "[teams]") {
+TEST_CASE("create, list, status and delete a team", "[teams][sanitize]") {
     TeamEnv env;
     auto created = env.run(
         {"create", "web", "--description", "the web app", "--cwd", env.dir().string(), "--json"});
@@ -82,7 +82,7 @@ TEST_CASE("a duplicate team name is refused and the first team is kept", "[teams
     CHECK(env.run({"status", "web", "--json"}).json()["description"] == "first");
 }
 
-TEST_CASE("bad team names are usage errors and create nothing", "[teams][input][plain]") {
+TEST_CASE("bad team names are usage errors and create nothing", "[teams][input]") {
     TeamEnv env;
     std::string long_name(65, 'a');
     for (std::string bad : std::vector<std::string>{"a b", "x;y", "../x", "$(id)", "wörker", "日本",
@@ -99,7 +99,7 @@ TEST_CASE("bad team names are usage errors and create nothing", "[teams][input][
     CHECK(env.run({"create", std::string(64, 'a')}).exit_code == 0);
 }
 
-TEST_CASE("an unknown team is exit 3 with a did-you-mean", "[teams]") {
+TEST_CASE("an unknown team is exit 3 with a did-you-mean", "[teams][sanitize]") {
     TeamEnv env;
     REQUIRE(env.run({"create", "web"}).exit_code == 0);
     auto r = env.run({"status", "wbe"});
@@ -114,7 +114,7 @@ TEST_CASE("an unknown team is exit 3 with a did-you-mean", "[teams]") {
     CHECK(env.run({"delete", "wbe"}).exit_code == 3);
 }
 
-TEST_CASE("hostile descriptions are kept byte for byte and run nothing", "[teams][input][plain]") {
+TEST_CASE("hostile descriptions are kept byte for byte and run nothing", "[teams][input]") {
     TeamEnv env;
     auto marker = env.dir() / "pwned";
     std::string hostile = "'; touch " + marker.string() + "; echo $(touch " + marker.string() +
@@ -131,7 +131,7 @@ TEST_CASE("hostile descriptions are kept byte for byte and run nothing", "[teams
     CHECK(human.out.find('\t') == std::string::npos);
 }
 
-TEST_CASE("a description of more than 1 MiB is refused", "[teams][input][plain]") {
+TEST_CASE("a description of more than 1 MiB is refused", "[teams][input]") {
     // Linux refuses a single argument over 128 KiB (E2BIG), so long texts come on stdin ("-").
     TeamEnv env;
     auto big =
@@ -149,7 +149,7 @@ TEST_CASE("a description of more than 1 MiB is refused", "[teams][input][plain]"
     CHECK(argv.exit_code == 0);
 }
 
-TEST_CASE("a --cwd that is not a directory is a usage error", "[teams][input][plain]") {
+TEST_CASE("a --cwd that is not a directory is a usage error", "[teams][input]") {
     TeamEnv env;
     auto r = env.run({"create", "web", "--cwd", (env.dir() / "missing").string()});
     CHECK(r.exit_code == 2);
@@ -157,7 +157,7 @@ TEST_CASE("a --cwd that is not a directory is a usage error", "[teams][input][pl
     CHECK(team_rows(env) == 0);
 }
 
-TEST_CASE("8 parallel creates of one name: exactly one wins", "[teams][concurrency][plain]") {
+TEST_CASE("8 parallel creates of one name: exactly one wins", "[teams][concurrency]") {
     TeamEnv env;
     std::vector<Child> children;
     for (int i = 0; i < 8; ++i) {
@@ -181,7 +181,7 @@ TEST_CASE("8 parallel creates of one name: exactly one wins", "[teams][concurren
 }
 
 TEST_CASE("16 parallel creates of different names on a new home all succeed",
-          "[teams][concurrency][plain]") {
+          "[teams][concurrency]") {
     TeamEnv env;
     std::vector<Child> children;
     for (int i = 0; i < 16; ++i) children.push_back(env.start({"create", "t" + std::to_string(i)}));
@@ -208,7 +208,7 @@ TEST_CASE("the home is 0700 and the database 0600", "[teams][state]") {
     }
 }
 
-TEST_CASE("delete is refused while the team has a live agent, and for non-leaders", "[teams]") {
+TEST_CASE("delete is refused while the team has a live agent, and for non-leaders", "[teams][sanitize]") {
     TeamEnv env;
     REQUIRE(env.run({"create", "web"}).exit_code == 0);
     {

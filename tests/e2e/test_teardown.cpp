@@ -282,7 +282,7 @@ TEST_CASE("teardown: --purge deletes the team's records and its pane logs", "[te
 }
 
 TEST_CASE("teardown: errors: not the leader, unknown or dissolved team, bad grace or reason",
-          "[teardown][input][plain]") {
+          "[teardown][input]") {
     Home h("td-errors");
     h.spawn("worker", {"sleep", "1000"});
     h.ok({"create", "td-errors-empty", "--cwd", h.env.dir().string()},
@@ -331,7 +331,7 @@ TEST_CASE("teardown: errors: not the leader, unknown or dissolved team, bad grac
     h.finish();
 }
 
-TEST_CASE("teardown: interrupted, the supervisors still force-kill at the deadline", "[teardown]") {
+TEST_CASE("teardown: interrupted, the supervisors still force-kill at the deadline", "[teardown][sanitize]") {
     Home h("td-interrupted");
     h.spawn("sleeper", {"sleep", "1000"});
     h.spawn_agent("stuck", {{"AGENT_STUCK", "1"}});
@@ -375,7 +375,7 @@ TEST_CASE("teardown: interrupted, the supervisors still force-kill at the deadli
 }
 
 TEST_CASE("teardown: an agent already shutting down keeps its request, with the team's deadline",
-          "[teardown]") {
+          "[teardown][sanitize]") {
     Home h("td-pending");
     h.spawn("slow", {"sleep", "1000"});
     h.spawn("fresh", {"sleep", "1000"});
