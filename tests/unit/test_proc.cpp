@@ -165,7 +165,9 @@ TEST_CASE("terminate_tree reaches setsid and double-forked escapees", "[proc]") 
 TEST_CASE("terminate_tree escalates to SIGKILL after the grace, or reports survivors", "[proc]") {
     team::test::Marker mark;
     pid_t root = spawn_sh("trap '' TERM; while :; do sleep 0.05; done", mark);
-    wait_for_processes(mark, 1);
+    // Two: the shell and one of its sleeps, so the trap is set (the shell alone may not have
+    // read it yet, and would die of the first TERM).
+    wait_for_processes(mark, 2);
     TreeTarget target{root, 0, true, root, {}};
     auto start = std::chrono::steady_clock::now();
     auto gentle = terminate_tree(target, SIGTERM, 200ms, false);
