@@ -1,5 +1,7 @@
 #include "base/error.hpp"
 
+#include "base/states.hpp"
+
 namespace team {
 
 std::string quote(std::string_view value) {
@@ -27,6 +29,11 @@ std::string quote(std::string_view value) {
     }
     out += "'";
     return out;
+}
+
+void unknown_stored_state(std::string_view what, std::string_view text) {
+    throw failed("the store holds an unknown " + std::string(what) + " " + quote(text) +
+                 ": it was written by a newer team, or is damaged");
 }
 
 }  // namespace team

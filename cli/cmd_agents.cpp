@@ -36,7 +36,8 @@ void add_agents_command(CLI::App& app) {
                     if (a.exit_code) exit += " (" + std::to_string(*a.exit_code) + ")";
                     if (a.signal) exit += " (" + *a.signal + ")";
                 }
-                table.add({a.name, a.live() ? ctx.out().green(a.status) : ctx.out().dim(a.status),
+                table.add({a.name,
+                           a.live() ? ctx.out().green(str(a.status)) : ctx.out().dim(str(a.status)),
                            a.pane_id.value_or("-"), a.pid ? std::to_string(*a.pid) : "-",
                            a.color.value_or("-"),
                            a.live() && open.count(a.name) ? std::to_string(open[a.name]) : "-",

@@ -28,13 +28,13 @@ std::string task_list(const std::vector<std::string>& ids) {
 void print_human(const Output& out, const KillResult& r) {
     std::string tasks =
         r.reassigned.empty() ? "" : "; tasks handed back: " + task_list(r.reassigned);
-    if (r.phase == "requested" && !r.exit_reason) {
+    if (r.phase == ShutdownPhase::requested && !r.exit_reason) {
         out.line("asked " + r.agent_id + " to shut down (request " + r.request_id +
                  "); its answer reaches your inbox. Follow it with: team shutdown status " +
                  r.agent_id.substr(0, r.agent_id.find('@')));
-    } else if (r.phase == "confirmed") {
+    } else if (r.phase == ShutdownPhase::confirmed) {
         out.line(r.agent_id + " confirmed the shutdown and has ended" + tasks);
-    } else if (r.phase == "force_killed") {
+    } else if (r.phase == ShutdownPhase::force_killed) {
         out.line("force-killed " + r.agent_id + tasks);
     } else {
         out.line(r.agent_id + " has ended (" + r.exit_reason.value_or("exited") +
@@ -45,7 +45,7 @@ void print_human(const Output& out, const KillResult& r) {
 int run(Context& ctx, const Options& o) {
     KillResult result;
     result.agent_id = o.name;
-    result.method = o.force ? "force" : "graceful";
+    result.method = o.force ? ShutdownMethod::force : ShutdownMethod::graceful;
     try {
         KillOptions k;
         k.name = o.name;

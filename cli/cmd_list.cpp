@@ -26,11 +26,12 @@ void add_list_command(CLI::App& app) {
             Table table({"NAME", "AGENTS", "OPEN TASKS", "STATUS", "CREATED", "DESCRIPTION"});
             auto now = ctx.clock().now();
             for (const auto& t : teams) {
-                table.add(
-                    {t.name, std::to_string(t.live_agents) + "/" + std::to_string(t.total_agents),
-                     std::to_string(t.open_tasks),
-                     t.status == "active" ? ctx.out().green(t.status) : ctx.out().dim(t.status),
-                     relative_time(t.created_at, now), cell(t.description)});
+                table.add({t.name,
+                           std::to_string(t.live_agents) + "/" + std::to_string(t.total_agents),
+                           std::to_string(t.open_tasks),
+                           t.status == TeamState::active ? ctx.out().green(str(t.status))
+                                                         : ctx.out().dim(str(t.status)),
+                           relative_time(t.created_at, now), cell(t.description)});
             }
             table.print(ctx.out());
             return 0;

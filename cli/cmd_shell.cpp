@@ -34,13 +34,14 @@ std::string command_line(const std::vector<std::string>& argv) {
 }
 
 std::string status_text(const Output& out, const ShellRecord& s) {
-    if (s.status == "running" || s.status == "starting") return out.green(s.status);
-    if (s.status == "completed") {
-        return s.exit_code == 0 ? s.status
-                                : out.yellow(s.status + " (" + std::to_string(*s.exit_code) + ")");
+    std::string text = str(s.status);
+    if (s.running()) return out.green(text);
+    if (s.status == ShellStatus::completed) {
+        return s.exit_code == 0 ? text
+                                : out.yellow(text + " (" + std::to_string(*s.exit_code) + ")");
     }
     std::string detail = s.signal ? " (" + *s.signal + ")" : "";
-    return out.red(s.status + detail);
+    return out.red(text + detail);
 }
 
 void write_raw(std::string_view bytes) {
@@ -279,7 +280,7 @@ void add_wait(CLI::App& shell) {
             if (ctx.out().json()) {
                 ctx.out().print_json(proc::exit_status_json(*s));
             } else {
-                ctx.out().line(s->id + " " + s->status + ": " +
+                ctx.out().line(s->id + " " + str(s->status) + ": " +
                                (s->signal      ? "killed by " + *s->signal
                                 : s->exit_code ? "exit code " + std::to_string(*s->exit_code)
                                                : s->error.value_or("no exit status")));

@@ -83,7 +83,7 @@ void add_confirm(CLI::App& parent) {
             TeamRecord team = ctx.team();
             auto r = shutdowns(ctx).confirm(team, ctx.caller(team), *id);
             return print_request(ctx, r,
-                                 r.closed_at ? r.agent + " has ended (" + r.phase + ")"
+                                 r.closed_at ? r.agent + " has ended (" + str(r.phase) + ")"
                                              : "confirmed shutdown request " + r.id_string() +
                                                    "; " + r.agent + " is ending");
         });
@@ -118,8 +118,10 @@ void add_status(CLI::App& parent) {
             EpochMs now = ctx.clock().now();
             for (const auto& r : rows) {
                 std::string reason = r.reject_reason ? "rejected: " + *r.reject_reason : r.reason;
-                table.add({r.id_string(), r.agent, r.method,
-                           r.closed_at && r.phase != "rejected" ? r.phase + " (ended)" : r.phase,
+                table.add({r.id_string(), r.agent, str(r.method),
+                           r.closed_at && r.phase != ShutdownPhase::rejected
+                               ? str(r.phase) + " (ended)"
+                               : str(r.phase),
                            relative_time(r.requested_at, now),
                            r.force_at ? relative_time(*r.force_at, now) : "-", cell(reason)});
             }

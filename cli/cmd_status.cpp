@@ -16,7 +16,7 @@ void print_human(const Context& ctx, const TeamStatus& s,
     const auto& out = ctx.out();
     auto now = ctx.clock().now();
     const auto& t = s.team;
-    out.line(out.bold("team") + "       " + t.name + "  (" + t.status + ")");
+    out.line(out.bold("team") + "       " + t.name + "  (" + str(t.status) + ")");
     if (!t.description.empty()) out.line(out.bold("about") + "      " + cell(t.description, 200));
     out.line(out.bold("leader") + "     " + t.leader_id());
     out.line(out.bold("cwd") + "        " + t.cwd);
@@ -32,7 +32,7 @@ void print_human(const Context& ctx, const TeamStatus& s,
     if (!shutdowns.empty()) {
         std::string open;
         for (const auto& r : shutdowns) {
-            open += (open.empty() ? "" : ", ") + r.agent + " " + r.phase + " (request " +
+            open += (open.empty() ? "" : ", ") + r.agent + " " + str(r.phase) + " (request " +
                     r.id_string() + ")";
         }
         out.line(out.bold("shutdowns") + "  " + open);
@@ -41,7 +41,7 @@ void print_human(const Context& ctx, const TeamStatus& s,
     out.line("");
     Table table({"NAME", "STATUS", "ROLE", "PANE", "PID", "AGE"});
     for (const auto& a : s.agents) {
-        table.add({a.name, a.status, cell(a.role, 20), a.pane_id.value_or("-"),
+        table.add({a.name, str(a.status), cell(a.role, 20), a.pane_id.value_or("-"),
                    a.pid ? std::to_string(*a.pid) : "-", relative_time(a.created_at, now)});
     }
     table.print(out);

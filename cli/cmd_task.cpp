@@ -16,10 +16,11 @@ using tasks::Task;
 using tasks::TaskList;
 
 std::string status_text(const Output& out, const Task& t) {
-    if (t.status == "in_progress") return out.yellow(t.status);
-    if (t.status == "completed") return out.green(t.status);
-    if (t.status == "deleted") return out.dim(t.status);
-    return t.status;
+    std::string text = str(t.status);
+    if (t.status == TaskStatus::in_progress) return out.yellow(text);
+    if (t.status == TaskStatus::completed) return out.green(text);
+    if (t.status == TaskStatus::deleted) return out.dim(text);
+    return text;
 }
 
 std::string ids_text(const std::vector<std::int64_t>& ids) {

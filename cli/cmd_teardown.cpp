@@ -38,7 +38,8 @@ int run(Context& ctx, const Options& o) {
     bool progress = !ctx.out().json() && ::isatty(STDERR_FILENO);
     auto on_row = [&](const TeardownRow& row) {
         if (!progress) return;
-        std::string line = "  " + row.agent_id + ": " + row.phase + " (" + row.method + ")\n";
+        std::string line =
+            "  " + row.agent_id + ": " + str(row.phase) + " (" + str(row.method) + ")\n";
         std::fwrite(line.data(), 1, line.size(), stderr);
     };
     if (progress) {
@@ -65,7 +66,7 @@ int run(Context& ctx, const Options& o) {
     if (!result.agents.empty()) {
         Table table({"AGENT", "METHOD", "PHASE", "EXIT", "REASSIGNED"});
         for (const auto& row : result.agents) {
-            table.add({row.agent_id, row.method, row.phase, row.exit_reason.value_or("-"),
+            table.add({row.agent_id, str(row.method), str(row.phase), row.exit_reason.value_or("-"),
                        task_list(row.reassigned)});
         }
         table.print(ctx.out());

@@ -36,6 +36,14 @@ std::optional<Pidfd> Pidfd::open(pid_t pid, std::uint64_t start_time) {
     return Pidfd(fd, pid);
 }
 
+std::optional<Pidfd> Pidfd::live(std::optional<std::int64_t> pid,
+                                 std::optional<std::int64_t> start_time) {
+    if (!pid) return std::nullopt;
+    auto fd = open(static_cast<pid_t>(*pid), static_cast<std::uint64_t>(start_time.value_or(0)));
+    if (fd && fd->exited()) return std::nullopt;
+    return fd;
+}
+
 Pidfd::~Pidfd() {
     if (fd_ >= 0) ::close(fd_);
 }

@@ -21,6 +21,12 @@ class Pidfd {
     // support): that says nothing of whether it lives.
     static std::optional<Pidfd> open(pid_t pid, std::uint64_t start_time);
 
+    // The live process a record names by its pid and start time, as the store keeps them
+    // (nullable integers): nothing when the record names none, when that process is gone or its
+    // pid was reused, or when it has ended and is a zombie nobody reaped. Throws as open() does.
+    static std::optional<Pidfd> live(std::optional<std::int64_t> pid,
+                                     std::optional<std::int64_t> start_time);
+
     ~Pidfd();
     Pidfd(Pidfd&& other) noexcept;
     Pidfd& operator=(Pidfd&& other) noexcept;

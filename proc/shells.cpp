@@ -55,7 +55,7 @@ ShellRecord read_shell(SQLite::Statement& row) {
     s.command = nlohmann::json::parse(row.getColumn(3).getString()).get<std::vector<std::string>>();
     s.cwd = row.getColumn(4).getString();
     s.env = nlohmann::json::parse(row.getColumn(5).getString()).get<std::vector<std::string>>();
-    s.status = row.getColumn(6).getString();
+    s.status = state_from<ShellStatus>(row.getColumn(6).getString());
     s.pid = column_or_null<std::int64_t>(row.getColumn(7));
     s.pid_start = column_or_null<std::int64_t>(row.getColumn(8));
     s.supervisor_pid = column_or_null<std::int64_t>(row.getColumn(9));
@@ -185,15 +185,15 @@ void set_running(Store& store, const std::string& id, pid_t pid, std::uint64_t p
 
 nlohmann::json status_details(const ShellRecord& s) {
     return {{"shellId", s.id},
-            {"status", s.status},
+            {"status", str(s.status)},
             {"exitCode", s.exit_code ? nlohmann::json(*s.exit_code) : nullptr},
             {"signal", s.signal ? nlohmann::json(*s.signal) : nullptr}};
 }
 
 // Records the end of a shell unless something else already did. Returns the record.
-ShellRecord record_end(Store& store, const Clock& clock, const std::string& id,
-                       const std::string& status, const ExitStatus& exit,
-                       const std::optional<std::string>& error, const std::string& actor) {
+ShellRecord record_end(Store& store, const Clock& clock, const std::string& id, ShellStatus status,
+                       const ExitStatus& exit, const std::optional<std::string>& error,
+                       const std::string& actor) {
     return store.write([&] {
         auto shell = select_shell(store.db(), id);
         if (!shell) throw not_found("Shell not found: " + id);
@@ -207,7 +207,7 @@ ShellRecord record_end(Store& store, const Clock& clock, const std::string& id,
             UPDATE shells SET status = ?, ended_at = ?, exit_code = ?, signal = ?, error = ?
             WHERE id = ?
         )sql");
-        up.bind(1, shell->status);
+        up.bind(1, str(shell->status));
         up.bind(2, *shell->ended_at);
         bind_or_null(up, 3, shell->exit_code);
         bind_or_null(up, 4, shell->signal);
@@ -223,26 +223,15 @@ ShellRecord record_end(Store& store, const Clock& clock, const std::string& id,
 // The tree of a shell: below its supervisor while that lives; its process group while its
 // command lives; processes carrying its marker when `use_marker` (the supervisor is gone).
 TreeTarget shell_tree(const ShellRecord& s, const fs::path& home, bool use_marker) {
-    TreeTarget target;
-    if (s.supervisor_pid) {
-        target.root = static_cast<pid_t>(*s.supervisor_pid);
-        target.root_start = static_cast<std::uint64_t>(s.supervisor_start.value_or(0));
-    }
-    if (s.pid && s.pid_start &&
-        Pidfd::open(static_cast<pid_t>(*s.pid), static_cast<std::uint64_t>(*s.pid_start))) {
-        target.pgid = static_cast<pid_t>(*s.pid);
-    }
-    if (use_marker) target.marker = {"TEAM_SHELL_ID=" + s.id, "TEAM_SHELL_HOME=" + home.string()};
-    return target;
+    std::vector<std::string> marker;
+    if (use_marker) marker = {"TEAM_SHELL_ID=" + s.id, "TEAM_SHELL_HOME=" + home.string()};
+    return tree_of_record(s.supervisor_pid, s.supervisor_start, s.pid, s.pid_start,
+                          std::move(marker));
 }
 
 // The shell's supervisor while it runs (a zombie left unreaped by init counts as gone).
 std::optional<Pidfd> supervisor_of(const ShellRecord& s) {
-    if (!s.supervisor_pid) return std::nullopt;
-    auto fd = Pidfd::open(static_cast<pid_t>(*s.supervisor_pid),
-                          static_cast<std::uint64_t>(s.supervisor_start.value_or(0)));
-    if (fd && fd->exited()) return std::nullopt;
-    return fd;
+    return Pidfd::live(s.supervisor_pid, s.supervisor_start);
 }
 
 }  // namespace
@@ -260,7 +249,7 @@ nlohmann::json to_json(const ShellRecord& s) {
             {"command", s.command},
             {"cwd", s.cwd},
             {"agent", or_null(s.agent)},
-            {"status", s.status},
+            {"status", str(s.status)},
             {"startedAt", iso8601(s.started_at)},
             {"endedAt", s.ended_at ? nlohmann::json(iso8601(*s.ended_at)) : nullptr},
             {"exitCode", or_null(s.exit_code)},
@@ -294,7 +283,7 @@ ShellRecord Shells::start(const ShellStart& request) {
     shell.env = request.env;
     shell.team_id = request.team_id;
     shell.agent = request.agent;
-    shell.status = "starting";
+    shell.status = ShellStatus::starting;
     shell.started_at = clock_.now();
     if (request.timeout) shell.timeout_ms = request.timeout->count();
     shell.output_limit = request.output_limit.value_or(kDefaultOutputLimit);
@@ -380,8 +369,8 @@ ShellRecord Shells::start(const ShellStart& request) {
         throw failed(reply.substr(
             4, reply.find('\n') == std::string::npos ? std::string::npos : reply.find('\n') - 4));
     }
-    record_end(store_, clock_, shell.id, "failed", {}, "the supervisor did not start the command",
-               request.actor);
+    record_end(store_, clock_, shell.id, ShellStatus::failed, {},
+               "the supervisor did not start the command", request.actor);
     throw failed("the supervisor of " + shell.id + " did not start the command");
 }
 
@@ -396,7 +385,7 @@ int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
         ::close(ready_fd);
         ready_fd = -1;
     };
-    if (!shell || shell->status != "starting") {
+    if (!shell || shell->status != ShellStatus::starting) {
         reply("err shell " + id + " is not waiting to start");
         return 1;
     }
@@ -421,7 +410,7 @@ int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
         supervisor.start(spec);
         if (script_fd >= 0) ::close(script_fd);
     } catch (const Error& e) {
-        record_end(store, clock, id, "failed", {}, e.what(), actor);
+        record_end(store, clock, id, ShellStatus::failed, {}, e.what(), actor);
         reply(std::string("err ") + e.what());
         return 1;
     }
@@ -442,13 +431,13 @@ int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
 
     auto now = select_shell(store.db(), id);
     if (now && now->kill_requested_by) actor = *now->kill_requested_by;  // who ended it
-    std::string status = "completed";
+    ShellStatus status = ShellStatus::completed;
     std::optional<std::string> error;
     if (outcome.timed_out) {
-        status = "timed_out";
+        status = ShellStatus::timed_out;
         error = "timed out after " + format_duration(Millis(shell->timeout_ms.value_or(0)));
     } else if ((now && now->kill_requested_by) || outcome.interrupted || outcome.status.signal) {
-        status = "killed";
+        status = ShellStatus::killed;
     }
     record_end(store, clock, id, status, outcome.status, error, actor);
     return 0;
@@ -487,7 +476,7 @@ std::vector<ShellRecord> Shells::list(bool all, const std::optional<std::string>
 bool Shells::reconcile(ShellRecord& shell) {
     if (!shell.running()) return false;
     if (supervisor_of(shell)) return false;
-    if (shell.status == "starting" && !shell.supervisor_pid) {
+    if (shell.status == ShellStatus::starting && !shell.supervisor_pid) {
         // Not yet started: give a starting supervisor its time before calling it lost.
         if (clock_.now() - shell.started_at <
             2 * std::chrono::duration_cast<Millis>(kStartTimeout).count()) {
@@ -503,8 +492,10 @@ void Shells::finish_lost(ShellRecord& shell, const std::string& why) {
     terminate_tree(shell_tree(shell, store_.home(), true), SIGKILL, Millis(0), true);
     ExitStatus exit;
     exit.signal = SIGKILL;  // PR_SET_PDEATHSIG, or ours just now
-    shell = record_end(store_, clock_, shell.id, shell.status == "starting" ? "failed" : "killed",
-                       shell.status == "starting" ? ExitStatus{} : exit, why, "team");
+    shell = record_end(
+        store_, clock_, shell.id,
+        shell.status == ShellStatus::starting ? ShellStatus::failed : ShellStatus::killed,
+        shell.status == ShellStatus::starting ? ExitStatus{} : exit, why, "team");
 }
 
 KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool force,
@@ -513,7 +504,8 @@ KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool for
     result.shell = get(id);
     if (!result.shell.running()) {
         result.success = true;
-        std::string how = result.shell.status == "timed_out" ? "timed out" : result.shell.status;
+        std::string how =
+            result.shell.status == ShellStatus::timed_out ? "timed out" : str(result.shell.status);
         result.error = "Shell already " + how;
         return result;
     }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/states.hpp"
 #include "base/time.hpp"
 #include "proc/supervisor.hpp"
 #include "state/store.hpp"
@@ -33,7 +34,7 @@ struct ShellRecord {
     std::vector<std::string> command;
     std::string cwd;
     std::vector<std::string> env;  // the --env entries
-    std::string status;            // starting running completed killed timed_out failed
+    ShellStatus status = ShellStatus::starting;
     std::optional<std::int64_t> pid, pid_start, supervisor_pid, supervisor_start;
     std::optional<std::int64_t> timeout_ms, output_limit;
     std::string output_file;
@@ -46,7 +47,9 @@ struct ShellRecord {
     std::optional<std::string> error;
     std::optional<std::string> session;  // started by `team session start`
 
-    bool running() const { return status == "starting" || status == "running"; }
+    bool running() const {
+        return status == ShellStatus::starting || status == ShellStatus::running;
+    }
 };
 
 // SPEC 8 "Shell JSON", plus "team" and "error".

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "base/programs.hpp"
 #include "base/umask.hpp"
 #include "proc/process_table.hpp"
 #include "proc/signals.hpp"
@@ -44,12 +45,6 @@ std::string env_value(const std::vector<std::string>& env, const std::string& ke
         }
     }
     return {};
-}
-
-bool is_executable_file(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           ::access(path.c_str(), X_OK) == 0;
 }
 
 // In the child, between fork and exec: only async-signal-safe calls. Reports errno through
@@ -110,26 +105,6 @@ bool is_executable_file(const std::string& path) {
 }
 
 }  // namespace
-
-std::optional<std::string> find_program(const std::string& program, const std::string& path,
-                                        const std::string& cwd) {
-    if (program.empty()) return std::nullopt;
-    if (program.find('/') != std::string::npos) {
-        std::string full = program[0] == '/' || cwd.empty() ? program : cwd + "/" + program;
-        if (is_executable_file(full)) return full;
-        return std::nullopt;
-    }
-    std::string dirs = path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path;
-    for (size_t start = 0; start <= dirs.size();) {
-        size_t end = dirs.find(':', start);
-        if (end == std::string::npos) end = dirs.size();
-        std::string dir = dirs.substr(start, end - start);
-        std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-        if (is_executable_file(candidate)) return candidate;
-        start = end + 1;
-    }
-    return std::nullopt;
-}
 
 std::vector<std::string> merged_environment(const std::vector<std::string>& overrides,
                                             const std::vector<std::string>& drop_prefixes) {

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/programs.hpp"
 #include "base/umask.hpp"
 
 namespace team::proc {
@@ -74,11 +75,6 @@ struct RunOutcome {
     bool timed_out = false;    // the supervisor's timeout ended it
     bool interrupted = false;  // SIGTERM, SIGINT or SIGHUP to the supervisor ended it
 };
-
-// The path exec would run for `program` with this PATH, or nothing if none is executable. A
-// relative path with a '/' (./run.sh) is taken from `cwd`, where the command will run.
-std::optional<std::string> find_program(const std::string& program, const std::string& path,
-                                        const std::string& cwd = "");
 
 // The same, or a `failed` error that says why not ("command not found", "not an executable
 // file").

@@ -81,6 +81,26 @@ std::vector<ProcessInfo> find_trees(const std::vector<TreeTarget>& targets) {
     return tree;
 }
 
+TreeTarget tree_of_record(std::optional<std::int64_t> root, std::optional<std::int64_t> root_start,
+                          std::optional<std::int64_t> leader,
+                          std::optional<std::int64_t> leader_start, std::vector<std::string> marker,
+                          bool include_root) {
+    TreeTarget target;
+    if (root) {
+        target.root = static_cast<pid_t>(*root);
+        target.root_start = static_cast<std::uint64_t>(root_start.value_or(0));
+        target.include_root = include_root;
+    }
+    // The group only when its leader is provably the process recorded: a pid without its start
+    // time could name a stranger's group.
+    if (leader && leader_start &&
+        Pidfd::open(static_cast<pid_t>(*leader), static_cast<std::uint64_t>(*leader_start))) {
+        target.pgid = static_cast<pid_t>(*leader);
+    }
+    target.marker = std::move(marker);
+    return target;
+}
+
 std::vector<ProcessInfo> find_tree(const TreeTarget& target) {
     return find_trees({target});
 }

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct TreeTarget {
     // Several entries make a marker unique across homes (TEAM_HOME and an id).
     std::vector<std::string> marker;
 };
+
+// The tree of a record as the store keeps it (nullable pids and start times): below its
+// supervisor `root` while that is the process recorded; the process group of `leader` while
+// that process is the one recorded (alive, or a zombie that still holds the group's id); and
+// the processes carrying `marker`.
+TreeTarget tree_of_record(std::optional<std::int64_t> root, std::optional<std::int64_t> root_start,
+                          std::optional<std::int64_t> leader,
+                          std::optional<std::int64_t> leader_start, std::vector<std::string> marker,
+                          bool include_root = false);
 
 // The live (not zombie) processes of the tree, now. Never includes the calling process.
 std::vector<ProcessInfo> find_tree(const TreeTarget& target);

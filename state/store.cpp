@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "base/error.hpp"
 #include "state/schema.hpp"
@@ -216,42 +217,44 @@ void Store::WriteTurn::end() {
     fd_ = -1;
 }
 
-void Store::explain_write_error(const SQLite::Exception& e) const {
+namespace {
+
+// The one translation of SQLite's errors into the project's words, for a write inside the store
+// (`db` known) and for the top-level handler (`db` empty). Nothing for an error that is no
+// condition of the store (a constraint, a bug): the caller decides.
+std::optional<Error> store_condition(const SQLite::Exception& e, const std::string& db) {
+    std::string store = db.empty() ? std::string("the store") : "the store " + quote(db);
     switch (e.getErrorCode()) {
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+            return failed(busy_message());
         case SQLITE_READONLY:
-        case SQLITE_CANTOPEN:
         case SQLITE_PERM:
-            throw failed("cannot write the store " + quote(db_path().string()) +
-                         ": the home is read-only; nothing was changed");
+            return failed("cannot write " + store + ": the home is read-only; nothing was changed");
+        case SQLITE_CANTOPEN:
+            return failed("cannot write " + store +
+                          ": it cannot be opened (is the home read-only?); nothing was changed");
         case SQLITE_FULL:
-            throw failed("cannot write the store " + quote(db_path().string()) +
-                         ": the disk is full; nothing was changed");
+            return failed("cannot write " + store + ": the disk is full; nothing was changed");
+        case SQLITE_CORRUPT:
+        case SQLITE_NOTADB:
+            return failed(store + " is damaged or not a team database");
         default:
-            return;
+            return std::nullopt;
     }
+}
+
+}  // namespace
+
+void Store::explain_write_error(const SQLite::Exception& e) const {
+    if (auto error = store_condition(e, db_path().string())) throw *error;
 }
 
 void rethrow_store_error(const std::exception& e) {
     if (auto* error = dynamic_cast<const Error*>(&e)) throw *error;
     if (auto* sql = dynamic_cast<const SQLite::Exception*>(&e)) {
-        switch (sql->getErrorCode()) {
-            case SQLITE_BUSY:
-            case SQLITE_LOCKED:
-                throw failed(busy_message());
-            case SQLITE_READONLY:
-            case SQLITE_CANTOPEN:
-            case SQLITE_PERM:
-                throw failed(std::string("cannot write the store (is the home read-only?): ") +
-                             sql->what());
-            case SQLITE_FULL:
-                throw failed("the disk is full: nothing was changed");
-            case SQLITE_CORRUPT:
-            case SQLITE_NOTADB:
-                throw failed(std::string("the store is damaged or not a team database: ") +
-                             sql->what());
-            default:
-                throw failed(std::string("store error: ") + sql->what());
-        }
+        if (auto error = store_condition(*sql, "")) throw *error;
+        throw failed(std::string("store error: ") + sql->what());
     }
     throw failed(e.what());
 }

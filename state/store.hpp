@@ -36,7 +36,7 @@ class Store {
         try {
             return write_once(fn);
         } catch (const SQLite::Exception& e) {
-            explain_write_error(e);  // a read-only home or a full disk: a clear error
+            explain_write_error(e);  // busy, a read-only home, a full disk: a clear error
             throw;
         }
     }
@@ -74,8 +74,8 @@ class Store {
         }
     }
 
-    // Throws a team::Error naming the home for SQLite's read-only and disk-full errors; returns
-    // for any other.
+    // Throws a team::Error naming the database for the store's conditions (busy, a read-only
+    // home, a full disk, a damaged file); returns for any other error (a constraint, a bug).
     void explain_write_error(const SQLite::Exception& e) const;
 
     // A writer's turn: an exclusive flock on <home>/team.db.write.lock, held from before BEGIN

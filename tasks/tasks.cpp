@@ -33,7 +33,7 @@ Task read_task(SQLite::Statement& row) {
     t.id = row.getColumn(0).getInt64();
     t.subject = row.getColumn(1).getString();
     t.description = row.getColumn(2).getString();
-    t.status = row.getColumn(3).getString();
+    t.status = state_from<TaskStatus>(row.getColumn(3).getString());
     t.owner = column_or_null<std::string>(row.getColumn(4));
     t.claimed_at = column_or_null<EpochMs>(row.getColumn(5));
     t.warning = column_or_null<std::string>(row.getColumn(6));
@@ -142,7 +142,7 @@ nlohmann::json to_json(const Task& t) {
     return {{"id", std::to_string(t.id)},
             {"subject", t.subject},
             {"description", t.description},
-            {"status", t.status},
+            {"status", str(t.status)},
             {"owner", t.owner ? nlohmann::json(*t.owner) : nullptr},
             {"blockedBy", blocked},
             {"claimedAt", t.claimed_at ? nlohmann::json(iso8601(*t.claimed_at)) : nullptr},
@@ -161,8 +161,7 @@ std::int64_t parse_task_id(const std::string& text) {
 }
 
 void check_status(const std::string& status) {
-    if (status != "pending" && status != "in_progress" && status != "completed" &&
-        status != "deleted") {
+    if (!parse_state<TaskStatus>(status)) {
         throw usage_error("bad task status " + quote(status) +
                           ": use pending, in_progress, completed or deleted");
     }
@@ -320,12 +319,12 @@ Task TaskList::claim(const TeamRecord& team, const Caller& caller,
         take.bind(6, caller.name);
         if (take.exec() == 0) {
             Task t = require_task(store_, team, id);
-            if (t.status == "in_progress") {
+            if (t.status == TaskStatus::in_progress) {
                 throw refused("task " + std::to_string(id) + " is already claimed by " +
                               who(t.owner.value_or("?"), caller));
             }
-            if (t.status != "pending") {
-                throw refused("task " + std::to_string(id) + " is " + t.status +
+            if (t.status != TaskStatus::pending) {
+                throw refused("task " + std::to_string(id) + " is " + str(t.status) +
                               "; there is nothing to claim");
             }
             if (t.owner && *t.owner != caller.name) {
@@ -364,37 +363,39 @@ Task TaskList::update(const TeamRecord& team, const Caller& caller, const std::s
         std::optional<std::string> owner = t.owner;
         if (change.owner) owner = live_owner(store_, team, *change.owner);
         if (change.unassign) owner.reset();
-        std::string status = change.status.value_or(t.status);
-        if (!change.status && !owner && t.status == "in_progress") status = "pending";
+        TaskStatus status = change.status ? *parse_state<TaskStatus>(*change.status) : t.status;
+        if (!change.status && !owner && t.status == TaskStatus::in_progress) {
+            status = TaskStatus::pending;
+        }
         auto now = clock_.now();
         // (A plain number, not an optional: GCC 12 warns of a false maybe-uninitialized.)
         EpochMs claimed_at = t.claimed_at ? *t.claimed_at : -1;
-        if ((status == "completed" && t.status != "completed") && !caller.is_leader &&
-            owner != caller.name) {
+        if ((status == TaskStatus::completed && t.status != TaskStatus::completed) &&
+            !caller.is_leader && owner != caller.name) {
             throw refused("task " + std::to_string(id) +
                           " is not yours; only its owner or the leader can complete it");
         }
-        if (status == "in_progress") {
+        if (status == TaskStatus::in_progress) {
             if (!owner) {
                 require_live_caller(db, caller, true);
                 owner = caller.name;
             }
-            if (t.status != "in_progress" || owner != t.owner) claimed_at = now;
-            if (t.status != "in_progress") {
+            if (t.status != TaskStatus::in_progress || owner != t.owner) claimed_at = now;
+            if (t.status != TaskStatus::in_progress) {
                 auto blockers = unfinished_blockers(db, team.id, id);
                 if (!blockers.empty()) {
                     throw refused("task " + std::to_string(id) + " is blocked by " + blockers);
                 }
             }
         }
-        if (status == "pending" || !owner) claimed_at = -1;
+        if (status == TaskStatus::pending || !owner) claimed_at = -1;
 
         SQLite::Statement up(db, R"sql(
             UPDATE tasks SET status = ?, owner = ?, claimed_at = ?, subject = ?, description = ?,
                              updated_at = ?
             WHERE team_id = ? AND id = ?
         )sql");
-        up.bind(1, status);
+        up.bind(1, str(status));
         bind_or_null(up, 2, owner);
         if (claimed_at >= 0) {
             up.bind(3, claimed_at);
@@ -408,7 +409,7 @@ Task TaskList::update(const TeamRecord& team, const Caller& caller, const std::s
         up.bind(8, id);
         up.exec();
         nlohmann::json changes = nlohmann::json::object();
-        if (status != t.status) changes["status"] = status;
+        if (status != t.status) changes["status"] = str(status);
         if (owner != t.owner) changes["owner"] = owner ? nlohmann::json(*owner) : nullptr;
         if (change.subject) changes["subject"] = change.subject->substr(0, 200);
         if (change.description) changes["description"] = true;
@@ -423,8 +424,8 @@ Task TaskList::done(const TeamRecord& team, const Caller& caller, const std::str
     return store_.write([&] {
         auto& db = store_.db();
         Task t = require_task(store_, team, id);
-        if (t.status == "completed" || t.status == "deleted") {
-            throw refused("task " + std::to_string(id) + " is already " + t.status);
+        if (t.status == TaskStatus::completed || t.status == TaskStatus::deleted) {
+            throw refused("task " + std::to_string(id) + " is already " + str(t.status));
         }
         if (!caller.is_leader && t.owner != caller.name) {
             throw refused(

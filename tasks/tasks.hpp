@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "base/time.hpp"
+#include "state/members.hpp"
+#include "state/records.hpp"
 #include "state/store.hpp"
-#include "team/teams.hpp"
 
 namespace team::tasks {
 
@@ -24,7 +25,7 @@ struct Task {
     std::int64_t id = 0;
     std::string subject;
     std::string description;
-    std::string status;  // pending | in_progress | completed | deleted
+    TaskStatus status = TaskStatus::pending;
     std::optional<std::string> owner;
     std::vector<std::int64_t> blocked_by;
     std::optional<EpochMs> claimed_at;

@@ -20,7 +20,7 @@
 #include "state/sql.hpp"
 #include "state/team_lock.hpp"
 #include "tasks/reassign.hpp"
-#include "team/shutdown.hpp"
+#include "team/agent_end.hpp"
 
 namespace team {
 
@@ -45,19 +45,11 @@ std::string self_exe() {
     return path.string();
 }
 
-std::optional<proc::Pidfd> live_process(std::optional<std::int64_t> pid,
-                                        std::optional<std::int64_t> start) {
-    if (!pid) return std::nullopt;
-    auto fd =
-        proc::Pidfd::open(static_cast<pid_t>(*pid), static_cast<std::uint64_t>(start.value_or(0)));
-    if (fd && fd->exited()) return std::nullopt;  // a zombie nobody reaped is gone
-    return fd;
-}
-
 // Whether an agent that has no supervisor yet is still being made: the `team spawn` that made
 // its record lives (a record from before schema 7 does not name it: then for kStaleSpawnMs).
 bool spawn_under_way(const AgentRecord& agent, EpochMs now) {
-    if (agent.spawner_pid) return live_process(agent.spawner_pid, agent.spawner_start).has_value();
+    if (agent.spawner_pid)
+        return proc::Pidfd::live(agent.spawner_pid, agent.spawner_start).has_value();
     return now - agent.created_at < kStaleSpawnMs;
 }
 
@@ -83,40 +75,6 @@ const std::vector<std::string>& color_pool() {
     static const std::vector<std::string> pool{"blue", "green",  "yellow", "magenta", "cyan",
                                                "red",  "orange", "purple", "pink",    "teal"};
     return pool;
-}
-
-std::optional<std::vector<std::string>> mark_terminated(SQLite::Database& db,
-                                                        const AgentRecord& agent, EpochMs at,
-                                                        const Termination& how) {
-    SQLite::Statement up(db, R"sql(
-        UPDATE agents SET status = 'terminated', terminated_at = ?, exit_reason = ?,
-                          exit_code = ?, signal = ?
-        WHERE id = ? AND status <> 'terminated'
-    )sql");
-    up.bind(1, at);
-    up.bind(2, how.reason);
-    bind_or_null(up, 3, how.exit_code);
-    bind_or_null(up, 4, how.signal);
-    up.bind(5, agent.id);
-    if (up.exec() == 0) return std::nullopt;
-    auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name, at, how.reassign_to);
-    nlohmann::json details = {
-        {"agentId", agent.id_string()},
-        {"exitReason", how.reason},
-        {"exitCode", how.exit_code ? nlohmann::json(*how.exit_code) : nullptr},
-        {"signal", how.signal ? nlohmann::json(*how.signal) : nullptr},
-        {"reassignedTasks", tasks}};
-    if (how.details.is_object()) details.update(how.details);  // `{}` in an initializer is null
-    const char* type = how.reason == "confirmed"      ? "shutdown_confirmed"
-                       : how.reason == "force_killed" ? "agent_force_killed"
-                                                      : "agent_exited";
-    append_activity(db, agent.team_id, at, how.actor, type, details);
-    if (!tasks.empty()) {
-        nlohmann::json moved = {{"from", agent.id_string()}, {"tasks", tasks}};
-        if (how.reassign_to) moved["to"] = *how.reassign_to;
-        append_activity(db, agent.team_id, at, how.actor, "tasks_reassigned", moved);
-    }
-    return tasks;
 }
 
 fs::path Agents::log_path(const TeamRecord& team, const AgentRecord& agent) const {
@@ -170,7 +128,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
     agent.cwd = cwd;
     agent.env = request.env;
     agent.created_at = now;
-    agent.status = "spawning";
+    agent.status = AgentStatus::spawning;
     store_.write([&] {
         auto& db = store_.db();
         SQLite::Statement live_team(db, "SELECT 1 FROM teams WHERE id = ? AND status = 'active'");
@@ -246,11 +204,11 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
             auto now_record = load_agent(store_, agent.id);
             if (!now_record) throw failed("the agent's record vanished while it was starting");
             if (now_record->spawn_error) throw failed(*now_record->spawn_error);
-            if (now_record->status == "active") {
+            if (now_record->status == AgentStatus::active) {
                 agent = *now_record;
                 break;
             }
-            if (now_record->status == "terminated") {
+            if (now_record->status == AgentStatus::terminated) {
                 // It started and ended at once: it ran, so it is an agent that exited.
                 agent = *now_record;
                 break;
@@ -259,7 +217,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
             if (supervisor && !supervisor->exited()) others.push_back(supervisor->fd());
             if (supervisor && supervisor->exited()) {
                 auto last = load_agent(store_, agent.id);
-                if (last && (last->status != "spawning" || last->spawn_error)) continue;
+                if (last && (last->status != AgentStatus::spawning || last->spawn_error)) continue;
                 throw failed("the agent's pane closed before its command started");
             }
             if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) {
@@ -297,7 +255,7 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         return 1;
     };
     auto agent = load_agent(store, agent_id);
-    if (!agent || agent->status != "spawning") return leave();
+    if (!agent || agent->status != AgentStatus::spawning) return leave();
 
     proc::Supervisor supervisor;
     proc::LaunchSpec spec;
@@ -392,10 +350,10 @@ int Agents::reconcile(const TeamRecord& team) {
     int changed = 0;
     std::optional<std::vector<tmux::PaneInfo>> panes;
     for (const auto& agent : load_agents(store_, team, false)) {
-        if (auto supervisor = live_process(agent.supervisor_pid, agent.supervisor_start)) {
+        if (auto supervisor = proc::Pidfd::live(agent.supervisor_pid, agent.supervisor_start)) {
             // Its command has ended and its supervisor is recording that (it ends what is left
             // and writes the record): wait for it, so that the command that looks sees the end.
-            if (agent.pid && !live_process(agent.pid, agent.pid_start)) {
+            if (agent.pid && !proc::Pidfd::live(agent.pid, agent.pid_start)) {
                 ChangeWatch watch(store_.home());
                 auto deadline = SteadyClock::now() + kRecordWait;
                 for (;;) {
@@ -419,10 +377,9 @@ int Agents::reconcile(const TeamRecord& team) {
         }
         // Its supervisor is gone without recording an end: end what is left of the agent and
         // record it as lost.
-        proc::TreeTarget target;
-        if (live_process(agent.pid, agent.pid_start)) target.pgid = static_cast<pid_t>(*agent.pid);
-        target.marker = {"TEAM_AGENT_ID=" + agent.id_string(),
-                         "TEAM_HOME=" + store_.home().string()};
+        auto target = proc::tree_of_record(
+            std::nullopt, std::nullopt, agent.pid, agent.pid_start,
+            {"TEAM_AGENT_ID=" + agent.id_string(), "TEAM_HOME=" + store_.home().string()});
         proc::terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
         bool marked = store_.write([&] {
             auto now = load_agent(store_, agent.id);
@@ -433,16 +390,10 @@ int Agents::reconcile(const TeamRecord& team) {
         });
         if (!marked) continue;
         ++changed;
-        if (agent.pane_id) {
+        if (agent.pane_id && agent.supervisor_pid) {
             if (!panes) panes = server().list_panes();
-            for (const auto& p : *panes) {
-                // Pane ids start again at %0 on a new server: only the pane whose first process
-                // is this agent's supervisor is its pane.
-                if (p.id == *agent.pane_id && p.session == team.name && agent.supervisor_pid &&
-                    p.pid == static_cast<pid_t>(*agent.supervisor_pid)) {
-                    server().kill_pane(p.id);
-                }
-            }
+            server().kill_pane_run_by(*panes, *agent.pane_id, team.name,
+                                      static_cast<pid_t>(*agent.supervisor_pid));
         }
     }
     return changed;

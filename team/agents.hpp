@@ -66,21 +66,4 @@ class Agents {
     tmux::Tmux& tmux_;
 };
 
-// How an agent ended, as mark_terminated records it.
-struct Termination {
-    std::string reason;  // confirmed | force_killed | exited | lost (SPEC 4 exitReason)
-    std::optional<int> exit_code;
-    std::optional<std::string> signal;
-    std::string actor;                       // who ended it, for the activity log
-    std::optional<std::string> reassign_to;  // its tasks go to this member (still pending)
-    nlohmann::json details = nlohmann::json::object();  // more for the activity entry
-};
-
-// Marks a live agent terminated (in the caller's transaction): exit fields, its tasks handed
-// back, an activity entry (agent_exited, agent_force_killed or shutdown_confirmed by reason).
-// Returns the ids of the tasks handed back, or nothing when it was already terminated.
-std::optional<std::vector<std::string>> mark_terminated(SQLite::Database& db,
-                                                        const AgentRecord& agent, EpochMs at,
-                                                        const Termination& how);
-
 }  // namespace team

@@ -91,7 +91,7 @@ std::vector<AgentRecord> live_members(Store& store, const TeamRecord& team) {
         a.name = select.getColumn(1).getString();
         a.team = team.name;
         a.team_id = team.id;
-        a.status = "active";
+        a.status = AgentStatus::active;
         a.pane_id = column_or_null<std::string>(select.getColumn(2));
         out.push_back(std::move(a));
     }

@@ -27,6 +27,7 @@
 #include "proc/supervisor.hpp"
 #include "state/store.hpp"
 #include "state/team_lock.hpp"
+#include "team/agent_end.hpp"
 #include "team/agents.hpp"
 #include "team/teams.hpp"
 #include "tmux/tmux.hpp"
@@ -37,9 +38,9 @@ struct ShutdownRequest {
     std::int64_t id = 0;
     std::int64_t team_id = 0;
     std::int64_t agent_id = 0;
-    std::string agent;   // name@team
-    std::string method;  // graceful | force
-    std::string phase;   // requested | approved | rejected | confirmed | force_killed
+    std::string agent;  // name@team
+    ShutdownMethod method = ShutdownMethod::graceful;
+    ShutdownPhase phase = ShutdownPhase::requested;
     std::string reason;
     std::optional<std::string> reject_reason;
     std::string requested_by;
@@ -76,8 +77,8 @@ struct KillOptions {
 struct KillResult {
     bool success = true;
     std::string agent_id;
-    std::string method;
-    std::string phase;
+    ShutdownMethod method = ShutdownMethod::graceful;
+    ShutdownPhase phase = ShutdownPhase::requested;
     std::vector<std::string> reassigned;
     std::string request_id;
     std::optional<std::string> error;
@@ -95,8 +96,8 @@ struct TeardownOptions {
 
 struct TeardownRow {
     std::string agent_id;
-    std::string method;  // graceful | force
-    std::string phase;
+    ShutdownMethod method = ShutdownMethod::graceful;
+    ShutdownPhase phase = ShutdownPhase::requested;
     std::vector<std::string> reassigned;
     std::optional<std::string> exit_reason;
 };
@@ -165,20 +166,5 @@ class Shutdowns {
     const Clock& clock_;
     tmux::Tmux& tmux_;
 };
-
-// Records the end of a live agent (in the caller's transaction), whatever ended it: the exit
-// reason is `natural` (exited, lost) unless the agent's shutdown requests say otherwise.
-// Returns false when it was already terminated.
-bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
-                  const Termination& natural);
-
-// The stop plan of an agent's pane supervisor: stop now when its request is confirmed or force
-// began; otherwise the nearest --force-after deadline, which it then enforces. With a
-// `wait_for_commit` (the supervisor was woken), it first waits for the write that woke it to end
-// (whoever changes the requests wakes the supervisor inside its write, just before committing);
-// where the writers' turn lock cannot be used, it waits up to `wait_for_commit` for a commit that
-// brings something.
-proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock,
-                               std::chrono::milliseconds wait_for_commit = {});
 
 }  // namespace team

@@ -23,6 +23,15 @@ const char* const kTeamColumns = R"sql(
     (SELECT count(*) FROM agents a WHERE a.team_id = t.id AND NOT a.is_leader)
 )sql";
 
+// "SELECT <the team columns><rest>". Not inlined: GCC 12 warns falsely of array bounds
+// (-Warray-bounds) on chains of std::string operator+ once they are inlined here.
+[[gnu::noinline]] std::string select_teams(const char* rest) {
+    std::string sql = "SELECT ";
+    sql += kTeamColumns;
+    sql += rest;
+    return sql;
+}
+
 TeamRecord read_team(SQLite::Statement& row) {
     TeamRecord t;
     t.id = row.getColumn(0).getInt64();
@@ -30,61 +39,12 @@ TeamRecord read_team(SQLite::Statement& row) {
     t.description = row.getColumn(2).getString();
     t.cwd = row.getColumn(3).getString();
     t.leader = row.getColumn(4).getString();
-    t.status = row.getColumn(5).getString();
+    t.status = state_from<TeamState>(row.getColumn(5).getString());
     t.created_at = row.getColumn(6).getInt64();
     if (!row.getColumn(7).isNull()) t.dissolved_at = row.getColumn(7).getInt64();
     t.live_agents = row.getColumn(8).getInt();
     t.total_agents = row.getColumn(9).getInt();
     return t;
-}
-
-AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
-    AgentRecord a;
-    a.id = row.getColumn(0).getInt64();
-    a.name = row.getColumn(1).getString();
-    a.team = team;
-    a.role = row.getColumn(2).getString();
-    a.is_leader = row.getColumn(3).getInt() != 0;
-    a.status = row.getColumn(4).getString();
-    a.pane_id = column_or_null<std::string>(row.getColumn(5));
-    a.pid = column_or_null<std::int64_t>(row.getColumn(6));
-    a.color = column_or_null<std::string>(row.getColumn(7));
-    a.command = nlohmann::json::parse(row.getColumn(8).getString(), nullptr, false);
-    a.cwd = column_or_null<std::string>(row.getColumn(9));
-    a.created_at = row.getColumn(10).getInt64();
-    a.terminated_at = column_or_null<EpochMs>(row.getColumn(11));
-    a.exit_code = column_or_null<int>(row.getColumn(12));
-    a.signal = column_or_null<std::string>(row.getColumn(13));
-    a.exit_reason = column_or_null<std::string>(row.getColumn(14));
-    a.team_id = row.getColumn(15).getInt64();
-    a.env = nlohmann::json::parse(row.getColumn(16).getString(), nullptr, false)
-                .get<std::vector<std::string>>();
-    a.pid_start = column_or_null<std::int64_t>(row.getColumn(17));
-    a.supervisor_pid = column_or_null<std::int64_t>(row.getColumn(18));
-    a.supervisor_start = column_or_null<std::int64_t>(row.getColumn(19));
-    a.log_file = column_or_null<std::string>(row.getColumn(20));
-    a.spawn_error = column_or_null<std::string>(row.getColumn(21));
-    a.spawner_pid = column_or_null<std::int64_t>(row.getColumn(22));
-    a.spawner_start = column_or_null<std::int64_t>(row.getColumn(23));
-    return a;
-}
-
-const char* const kAgentColumns = R"sql(
-    id, name, role, is_leader, status, pane_id, pid, color, command, cwd, created_at,
-    terminated_at, exit_code, signal, exit_reason, team_id, env, pid_start_time, supervisor_pid,
-    supervisor_start, log_file, spawn_error, spawner_pid, spawner_start
-)sql";
-// How many columns kAgentColumns has: a query's own columns come after them.
-constexpr int kAgentColumnCount = 24;
-
-// The names of a team's live members (leader included), for did-you-mean.
-std::vector<std::string> live_member_names(SQLite::Database& db, std::int64_t team_id) {
-    SQLite::Statement names(db,
-                            "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");
-    names.bind(1, team_id);
-    std::vector<std::string> out;
-    while (names.executeStep()) out.push_back(names.getColumn(0).getString());
-    return out;
 }
 
 std::vector<std::string> team_names(SQLite::Database& db) {
@@ -94,47 +54,7 @@ std::vector<std::string> team_names(SQLite::Database& db) {
     return out;
 }
 
-template <class T>
-nlohmann::json or_null(const std::optional<T>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 }  // namespace
-
-nlohmann::json to_json(const TeamRecord& t) {
-    // Field by field rather than from an initializer list, which copies every value once more:
-    // this is on the path of `team list` over many teams.
-    nlohmann::json j = nlohmann::json::object();
-    j["name"] = t.name;
-    j["description"] = t.description;
-    j["cwd"] = t.cwd;
-    j["leader"] = t.leader_id();
-    j["status"] = t.status;
-    j["liveAgents"] = t.live_agents;
-    j["totalAgents"] = t.total_agents;
-    j["openTasks"] = t.open_tasks;
-    j["createdAt"] = iso8601(t.created_at);
-    j["dissolvedAt"] = t.dissolved_at ? nlohmann::json(iso8601(*t.dissolved_at)) : nullptr;
-    return j;
-}
-
-nlohmann::json to_json(const AgentRecord& a) {
-    return {{"agentId", a.id_string()},
-            {"name", a.name},
-            {"team", a.team},
-            {"role", a.role},
-            {"status", a.status},
-            {"paneId", or_null(a.pane_id)},
-            {"pid", or_null(a.pid)},
-            {"color", or_null(a.color)},
-            {"command", a.command},
-            {"cwd", or_null(a.cwd)},
-            {"createdAt", iso8601(a.created_at)},
-            {"terminatedAt", a.terminated_at ? nlohmann::json(iso8601(*a.terminated_at)) : nullptr},
-            {"exitCode", or_null(a.exit_code)},
-            {"signal", or_null(a.signal)},
-            {"exitReason", or_null(a.exit_reason)}};
-}
 
 TeamRecord Teams::create(const CreateRequest& request) {
     check_name(request.name, "team name");
@@ -188,7 +108,7 @@ TeamRecord Teams::create(const CreateRequest& request) {
     t.description = request.description;
     t.cwd = cwd;
     t.leader = request.leader;
-    t.status = "active";
+    t.status = TeamState::active;
     t.created_at = now;
     return t;
 }
@@ -196,17 +116,16 @@ TeamRecord Teams::create(const CreateRequest& request) {
 TeamRecord Teams::find(const std::string& name) {
     check_name(name, "team name");
     auto& db = store_.db();
-    SQLite::Statement select(db, std::string("SELECT ") + kTeamColumns + R"sql(
+    SQLite::Statement select(db, select_teams(R"sql(
         FROM teams t WHERE t.name = ? ORDER BY t.status = 'active' DESC, t.id DESC LIMIT 1
-    )sql");
+    )sql"));
     select.bind(1, name);
     if (select.executeStep()) return read_team(select);
     throw team_not_found(name, team_names(db));
 }
 
 std::optional<TeamRecord> Teams::find_by_id(std::int64_t id) {
-    SQLite::Statement select(
-        store_.db(), std::string("SELECT ") + kTeamColumns + " FROM teams t WHERE t.id = ?");
+    SQLite::Statement select(store_.db(), select_teams(" FROM teams t WHERE t.id = ?"));
     select.bind(1, id);
     if (select.executeStep()) return read_team(select);
     return std::nullopt;
@@ -240,10 +159,10 @@ TeamRecord Teams::resolve(const std::optional<std::string>& name) {
 
 std::vector<TeamRecord> Teams::list(bool include_dissolved) {
     // Open tasks from the counts the triggers keep (tasks/tasks.hpp), in the same query.
-    std::string sql = std::string("SELECT ") + kTeamColumns + R"sql(,
+    std::string sql = select_teams(R"sql(,
         (SELECT COALESCE(sum(c.n), 0) FROM task_counts c
          WHERE c.team_id = t.id AND c.status IN ('pending', 'in_progress'))
-        FROM teams t)sql";
+        FROM teams t)sql");
     if (!include_dissolved) sql += " WHERE t.status = 'active'";
     sql += " ORDER BY t.id";
     SQLite::Statement select(store_.db(), sql);
@@ -260,45 +179,6 @@ TeamStatus Teams::status(const TeamRecord& team) {
                  tasks::count_by_status(store_.db(), team.id)};
     s.team.open_tasks = s.tasks["pending"] + s.tasks["in_progress"];
     return s;
-}
-
-std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team,
-                                     bool include_terminated) {
-    std::string sql =
-        std::string("SELECT ") + kAgentColumns + " FROM agents WHERE team_id = ? AND NOT is_leader";
-    if (!include_terminated) sql += " AND status <> 'terminated'";
-    sql += " ORDER BY id";
-    SQLite::Statement select(store.db(), sql);
-    select.bind(1, team.id);
-    std::vector<AgentRecord> agents;
-    while (select.executeStep()) agents.push_back(read_agent(select, team.name));
-    return agents;
-}
-
-std::optional<AgentRecord> load_agent(Store& store, std::int64_t id) {
-    SQLite::Statement select(store.db(), std::string("SELECT ") + kAgentColumns +
-                                             ", (SELECT name FROM teams t WHERE t.id = a.team_id)"
-                                             " FROM agents a WHERE id = ?");
-    select.bind(1, id);
-    if (!select.executeStep()) return std::nullopt;
-    return read_agent(select, select.getColumn(kAgentColumnCount).getString());
-}
-
-std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
-                                       const std::string& name) {
-    SQLite::Statement select(store.db(), std::string("SELECT ") + kAgentColumns + R"sql(
-        FROM agents WHERE team_id = ? AND name = ?
-        ORDER BY status = 'terminated', id DESC LIMIT 1
-    )sql");
-    select.bind(1, team.id);
-    select.bind(2, name);
-    if (!select.executeStep()) return std::nullopt;
-    return read_agent(select, team.name);
-}
-
-void member_not_found(Store& store, const TeamRecord& team, const std::string& name) {
-    throw not_found("agent " + quote(name) + " not found in team " + quote(team.name) +
-                    did_you_mean(name, live_member_names(store.db(), team.id)));
 }
 
 bool Teams::exists(const TeamRecord& team) {

@@ -1,4 +1,6 @@
-// Teams (SPEC 3): create, find, list, describe and delete, and who is calling (SPEC 1.5).
+// Teams (SPEC 3): create, find, list, describe and delete, and who is calling (SPEC 1.5). The
+// records (TeamRecord, AgentRecord, Caller) live below, in state/records.hpp, and the members
+// repository in state/members.hpp.
 #pragma once
 
 #include <cstdint>
@@ -10,79 +12,11 @@
 
 #include "base/error.hpp"
 #include "base/time.hpp"
+#include "state/members.hpp"
+#include "state/records.hpp"
 #include "state/store.hpp"
 
 namespace team {
-
-struct TeamRecord {
-    std::int64_t id = 0;
-    std::string name;
-    std::string description;
-    std::string cwd;
-    std::string leader;  // the leader's member name
-    std::string status;  // active | dissolved
-    EpochMs created_at = 0;
-    std::optional<EpochMs> dissolved_at;
-    int live_agents = 0;   // members other than the leader that are not terminated
-    int total_agents = 0;  // members other than the leader, terminated ones included
-    int open_tasks = 0;    // pending or in progress (filled by list and status only)
-
-    std::string leader_id() const { return leader + "@" + name; }
-};
-
-// A member of a team as the store has it (SPEC 4 "Agent JSON"). The leader is a member too.
-struct AgentRecord {
-    std::int64_t id = 0;
-    std::string name;
-    std::string team;
-    std::string role;
-    bool is_leader = false;
-    std::string status;  // spawning | active | shutting_down | terminated
-    std::optional<std::string> pane_id;
-    std::optional<std::int64_t> pid;
-    std::optional<std::string> color;
-    nlohmann::json command = nlohmann::json::array();
-    std::optional<std::string> cwd;
-    EpochMs created_at = 0;
-    std::optional<EpochMs> terminated_at;
-    std::optional<int> exit_code;
-    std::optional<std::string> signal;
-    std::optional<std::string> exit_reason;
-    // Kept for the supervisor and reconciliation, not shown in JSON.
-    std::int64_t team_id = 0;
-    std::vector<std::string> env;  // the --env entries
-    std::optional<std::int64_t> pid_start, supervisor_pid, supervisor_start;
-    // The `team spawn` process that made a `spawning` record (null in records made before
-    // schema 7).
-    std::optional<std::int64_t> spawner_pid, spawner_start;
-    std::optional<std::string> log_file, spawn_error;
-
-    std::string id_string() const { return name + "@" + team; }
-    bool live() const { return status != "terminated"; }
-};
-
-// The member of that name, leader included: the live one, else the newest terminated one.
-std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
-                                       const std::string& name);
-// Throws not_found for an unknown member name of `team`, with did-you-mean over its live members.
-[[noreturn]] void member_not_found(Store& store, const TeamRecord& team, const std::string& name);
-
-// Agents of a team as stored, oldest first: the live ones, or all (leader excluded).
-std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team, bool include_terminated);
-// One agent by its row id.
-std::optional<AgentRecord> load_agent(Store& store, std::int64_t id);
-
-nlohmann::json to_json(const TeamRecord& team);
-nlohmann::json to_json(const AgentRecord& agent);
-
-// Who runs a command: a member of the team (SPEC 1.5).
-struct Caller {
-    std::string name;
-    std::string team;
-    bool is_leader = false;
-    std::int64_t member_id = 0;  // the row of its member record
-    std::string id() const { return name + "@" + team; }
-};
 
 struct TeamStatus {
     TeamRecord team;

@@ -17,8 +17,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "base/programs.hpp"
 #include "base/umask.hpp"
-#include "proc/supervisor.hpp"
 #include "tmux/tmux.hpp"
 
 namespace team::tmux {
@@ -29,7 +29,7 @@ namespace bp = boost::process::v2;
 std::string tmux_binary() {
     static const std::string path = [] {
         const char* env_path = std::getenv("PATH");
-        return proc::find_program("tmux", env_path ? env_path : "").value_or("");
+        return find_program("tmux", env_path ? env_path : "").value_or("");
     }();
     return path;
 }

@@ -225,6 +225,14 @@ bool TmuxServer::kill_target(const std::vector<std::string>& args) {
     }
 }
 
+bool TmuxServer::kill_pane_run_by(const std::vector<PaneInfo>& panes, const std::string& pane_id,
+                                  const std::string& session, pid_t first_pid) {
+    for (const auto& p : panes) {
+        if (p.id == pane_id && p.session == session && p.pid == first_pid) return kill_pane(p.id);
+    }
+    return false;
+}
+
 bool TmuxServer::kill_pane(const std::string& pane_id) {
     return kill_target({"kill-pane", "-t", pane_id});
 }

@@ -48,6 +48,11 @@ class TmuxServer {
     std::vector<PaneInfo> list_panes();
     // Kills one pane; false when it was already gone (not an error).
     bool kill_pane(const std::string& pane_id);
+    // Kills pane `pane_id` of `session` (found in `panes`, a listing of this server) only if its
+    // first process is `first_pid`: pane ids start again at %0 on a new server, so an id alone
+    // may name another agent's pane. True when it was killed.
+    bool kill_pane_run_by(const std::vector<PaneInfo>& panes, const std::string& pane_id,
+                          const std::string& session, pid_t first_pid);
     // Kills the session of that exact name with its panes; false when there was none. The
     // server goes with its last session (exit-empty).
     bool kill_session(const std::string& session);

@@ -131,7 +131,7 @@ struct Fixture {
             list.claim(team, as, id);
             if (status == "completed") list.done(team, as, id);
         }
-        REQUIRE(list.show(team, id).status == status);
+        REQUIRE(str(list.show(team, id).status) == status);
         return id;
     }
 
@@ -198,7 +198,7 @@ struct Fixture {
         o.reassign_to = reassign_to;
         auto result = shutdowns.kill(team, lead, o);
         REQUIRE(result.success);
-        REQUIRE(result.phase == "requested");
+        REQUIRE(str(result.phase) == "requested");
         auto open = open_requests(store.db(), team.id);
         for (const auto& r : open) {
             if (std::to_string(r.id) == result.request_id) return r;
@@ -277,13 +277,13 @@ TEST_CASE("shutdown: finish_agent without a shutdown request records the natural
 
     CHECK(fx.finish(w, Fixture::exited("w@web", 3)));
     auto after = fx.record("w");
-    CHECK(after.status == "terminated");
+    CHECK(str(after.status) == "terminated");
     CHECK(after.exit_reason == std::optional<std::string>("exited"));
     CHECK(after.exit_code == std::optional<int>(3));
     CHECK(after.terminated_at == std::optional<EpochMs>(kStart + 1000));
     for (const auto& id : {pending, working}) {
         auto t = fx.list.show(fx.team, id);
-        CHECK(t.status == "pending");
+        CHECK(str(t.status) == "pending");
         CHECK_FALSE(t.owner);
         CHECK_FALSE(t.claimed_at);
         CHECK(t.warning == std::optional<std::string>(warning_for("w")));
@@ -330,7 +330,7 @@ TEST_CASE(
     CHECK_NOTHROW(recorded = fx.finish(w, {"exited", 0, std::nullopt, w.id_string(), {}, {}}));
     CHECK(recorded);
     CHECK(fx.record("w").exit_reason == std::optional<std::string>("exited"));
-    CHECK(fx.list.show(fx.team, task).status == "pending");
+    CHECK(str(fx.list.show(fx.team, task).status) == "pending");
     recorded = false;
     CHECK_NOTHROW(
         recorded = fx.finish(fx.record("v"), {"lost", std::nullopt, std::nullopt, "team", {}, {}}));
@@ -345,17 +345,17 @@ TEST_CASE("shutdown: finish_agent after an approval records a confirmed end and 
     auto working = fx.task("w", "in_progress");
     auto done = fx.task("w", "completed");
     auto request = fx.ask("w", "done for today");
-    CHECK(fx.record("w").status == "shutting_down");
+    CHECK(str(fx.record("w").status) == "shutting_down");
     fx.clock.t += 500;
     auto approved = fx.shutdowns.approve(fx.team, w_caller, std::nullopt);
-    CHECK(approved.phase == "approved");
+    CHECK(str(approved.phase) == "approved");
     CHECK(fx.leader_inbox("shutdown_approved").size() == 1);
 
     fx.clock.t += 500;
     // The agent simply exits (SPEC 7.1: that is the confirmation too).
     CHECK(fx.finish(fx.record("w"), Fixture::exited("w@web", 0)));
     auto w = fx.record("w");
-    CHECK(w.status == "terminated");
+    CHECK(str(w.status) == "terminated");
     CHECK(w.exit_reason == std::optional<std::string>("confirmed"));
     auto row = fx.row(request.id);
     CHECK(row.phase == "confirmed");
@@ -364,8 +364,8 @@ TEST_CASE("shutdown: finish_agent after an approval records a confirmed end and 
     CHECK(row.responded_at == std::optional<EpochMs>(kStart + 500));
     CHECK_FALSE(row.forced_at);
     CHECK(row.reassigned == std::optional<Json>(Json{working}));
-    CHECK(fx.list.show(fx.team, working).status == "pending");
-    CHECK(fx.list.show(fx.team, done).status == "completed");
+    CHECK(str(fx.list.show(fx.team, working).status) == "pending");
+    CHECK(str(fx.list.show(fx.team, done).status) == "completed");
 
     auto confirmed = fx.leader_inbox("shutdown_confirmed");
     REQUIRE(confirmed.size() == 1);
@@ -522,7 +522,7 @@ TEST_CASE("shutdown: finish_agent hands the tasks to reassign_to only when that 
         CHECK(fx.finish(fx.record(c.agent), Fixture::exited(c.agent + "@web")));
         for (const auto& id : {working, pending}) {
             auto t = fx.list.show(fx.team, id);
-            CHECK(t.status == "pending");
+            CHECK(str(t.status) == "pending");
             CHECK(t.owner == c.expected);
             CHECK_FALSE(t.claimed_at);
             CHECK(t.warning == std::optional<std::string>(warning_for(c.agent)));
@@ -674,9 +674,9 @@ TEST_CASE("shutdown: agent_stop_plan: a --force-after deadline holds after a rej
     CHECK(request.grace_ms == 1500);
     fx.clock.t += 1'000;
     auto rejected = fx.shutdowns.reject(fx.team, w_caller, "busy with a task", std::nullopt);
-    CHECK(rejected.phase == "rejected");
+    CHECK(str(rejected.phase) == "rejected");
     CHECK(rejected.closed_at);
-    CHECK(fx.record("w").status == "active");
+    CHECK(str(fx.record("w").status) == "active");
 
     // Before the deadline: the deadline still stands.
     auto rows = fx.snapshot();
@@ -796,8 +796,8 @@ TEST_CASE("reconcile: a spawning record lives exactly as long as the spawn that 
 
     Agents agents(fx.store, fx.clock, fx.tmux);
     agents.reconcile(fx.team);
-    CHECK(fx.record("underway").status == "spawning");
+    CHECK(str(fx.record("underway").status) == "spawning");
     auto orphan = fx.record("orphan");
-    CHECK(orphan.status == "terminated");
+    CHECK(str(orphan.status) == "terminated");
     CHECK(orphan.exit_reason == std::optional<std::string>("lost"));
 }

@@ -12,6 +12,7 @@
 #include "state/store.hpp"
 #include "tasks/reassign.hpp"
 #include "tasks/tasks.hpp"
+#include "team/agent_end.hpp"
 #include "team/agents.hpp"
 #include "team/teams.hpp"
 #include "tests/support/fork.hpp"
@@ -171,7 +172,7 @@ TEST_CASE("a new task is pending, and its JSON has every field of SPEC 6", "[tas
     fx.clock.t += 1500;
     auto t = fx.list.add(fx.team, fx.lead,
                          NewTask{"second", "the details", std::string("alice"), {"1", "1"}});
-    CHECK(t.status == "pending");
+    CHECK(str(t.status) == "pending");
     CHECK(t.owner == std::optional<std::string>("alice"));
     CHECK(t.blocked_by == std::vector<std::int64_t>{1});  // a repeated blocker counts once
     CHECK_FALSE(t.claimed_at);
@@ -256,7 +257,7 @@ TEST_CASE("claim makes a pending task in_progress and the caller's, once", "[tas
     fx.add("one");
     fx.clock.t += 250;
     auto t = fx.list.claim(fx.team, alice, std::string("1"));
-    CHECK(t.status == "in_progress");
+    CHECK(str(t.status) == "in_progress");
     CHECK(t.owner == std::optional<std::string>("alice"));
     CHECK(t.claimed_at == std::optional<EpochMs>(kStart + 250));
     CHECK(t.updated_at == kStart + 250);
@@ -312,7 +313,7 @@ TEST_CASE("a completed, deleted or someone else's task cannot be claimed", "[tas
                             fx.list.claim(fx.team, fx.lead, std::string("3")));
     // Its assigned owner may claim it.
     auto t = fx.list.claim(fx.team, bob, std::string("3"));
-    CHECK(t.status == "in_progress");
+    CHECK(str(t.status) == "in_progress");
     CHECK(t.owner == std::optional<std::string>("bob"));
     CHECK(t.claimed_at == std::optional<EpochMs>(kStart));
 }
@@ -354,7 +355,7 @@ TEST_CASE("a task blocked by an unfinished task cannot be claimed until it is co
     fx.list.done(fx.team, alice, "1");
     CHECK(fx.available() == std::vector<std::int64_t>{2});
     auto t = fx.list.claim(fx.team, bob, std::string("2"));
-    CHECK(t.status == "in_progress");
+    CHECK(str(t.status) == "in_progress");
     CHECK(t.owner == std::optional<std::string>("bob"));
     CHECK(t.blocked_by == std::vector<std::int64_t>{1});  // the record of it stays
 }
@@ -375,7 +376,7 @@ TEST_CASE("a deleted blocker no longer blocks, and every unfinished blocker is n
     CHECK_THAT(message_of([&] { fx.list.claim(fx.team, alice, std::string("4")); }),
                Catch::Contains("blocked by 3 (pending)") && !Catch::Contains("1 ("));
     fx.list.update(fx.team, fx.lead, "3", TaskChange{std::string("deleted"), {}, false, {}, {}});
-    CHECK(fx.list.claim(fx.team, alice, std::string("4")).status == "in_progress");
+    CHECK(str(fx.list.claim(fx.team, alice, std::string("4")).status) == "in_progress");
     // A task may name a deleted or completed task as its blocker from the start.
     auto e = fx.add("after the deleted one", {"1", "2"});
     CHECK(fx.available() == std::vector<std::int64_t>{e.id});
@@ -405,7 +406,7 @@ TEST_CASE("claim without an id takes the lowest available task, and none availab
     CHECK(t.owner == std::optional<std::string>("bob"));
     // Task 1 stays bob's to claim by id; claim without id never takes an assigned task.
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::not_found, fx.list.claim(fx.team, bob, std::nullopt));
-    CHECK(fx.list.claim(fx.team, bob, std::string("1")).status == "in_progress");
+    CHECK(str(fx.list.claim(fx.team, bob, std::string("1")).status) == "in_progress");
 }
 
 TEST_CASE("list is ordered by id, hides deleted tasks, and filters by owner, status, available",
@@ -454,7 +455,7 @@ TEST_CASE("list is ordered by id, hides deleted tasks, and filters by owner, sta
                             fx.list.list(fx.team, {std::string("bad name"), {}, false}));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::not_found, fx.list.show(fx.team, "8"));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::usage, fx.list.show(fx.team, "x"));
-    CHECK(fx.show(6).status == "deleted");  // show shows a deleted task
+    CHECK(str(fx.show(6).status) == "deleted");  // show shows a deleted task
 }
 
 TEST_CASE("update: nothing to change, both --owner and --unassign, bad values are usage errors",
@@ -527,7 +528,7 @@ TEST_CASE("update: an owned task only by its owner or the leader, an unowned one
     auto given =
         fx.list.update(fx.team, bob, "2", TaskChange{{}, std::string("alice"), false, {}, {}});
     CHECK(given.owner == std::optional<std::string>("alice"));
-    CHECK(given.status == "pending");
+    CHECK(str(given.status) == "pending");
     CHECK_FALSE(given.claimed_at);
     // ... after which it is alice's.
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused,
@@ -549,7 +550,7 @@ TEST_CASE(
     fx.clock.t += 100;
     auto t = fx.list.update(fx.team, alice, "1",
                             TaskChange{std::string("in_progress"), {}, false, {}, {}});
-    CHECK(t.status == "in_progress");
+    CHECK(str(t.status) == "in_progress");
     CHECK(t.owner == std::optional<std::string>("alice"));
     CHECK(t.claimed_at == std::optional<EpochMs>(kStart + 100));
     // Refused while blocked, for the leader too.
@@ -561,7 +562,7 @@ TEST_CASE(
     // --unassign of an in_progress task: pending, unowned, no claim time.
     fx.clock.t += 100;
     t = fx.list.update(fx.team, alice, "1", TaskChange{{}, {}, true, {}, {}});
-    CHECK(t.status == "pending");
+    CHECK(str(t.status) == "pending");
     CHECK_FALSE(t.owner);
     CHECK_FALSE(t.claimed_at);
     CHECK(t.updated_at == kStart + 200);
@@ -570,7 +571,7 @@ TEST_CASE(
     fx.list.claim(fx.team, bob, std::string("1"));
     CHECK(fx.show(1).claimed_at);
     t = fx.list.update(fx.team, bob, "1", TaskChange{std::string("pending"), {}, false, {}, {}});
-    CHECK(t.status == "pending");
+    CHECK(str(t.status) == "pending");
     CHECK(t.owner == std::optional<std::string>("bob"));
     CHECK_FALSE(t.claimed_at);
     CHECK(fx.available() == std::vector<std::int64_t>{2});  // 1 is bob's, 3 blocked by 2
@@ -580,13 +581,13 @@ TEST_CASE(
     fx.clock.t += 100;
     t = fx.list.update(fx.team, fx.lead, "1", TaskChange{{}, std::string("alice"), false, {}, {}});
     CHECK(t.owner == std::optional<std::string>("alice"));
-    CHECK(t.status == "in_progress");
+    CHECK(str(t.status) == "in_progress");
     CHECK(t.claimed_at == std::optional<EpochMs>(kStart + 300));
     // Its owner changing only its subject keeps the claim time.
     fx.clock.t += 100;
     t = fx.list.update(fx.team, alice, "1", TaskChange{{}, {}, false, std::string("renamed"), {}});
     CHECK(t.claimed_at == std::optional<EpochMs>(kStart + 300));
-    CHECK(t.status == "in_progress");
+    CHECK(str(t.status) == "in_progress");
 }
 
 TEST_CASE("done: by its owner or the leader, once", "[tasks]") {
@@ -607,11 +608,11 @@ TEST_CASE("done: by its owner or the leader, once", "[tasks]") {
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused, fx.list.done(fx.team, bob, "3"));
     fx.clock.t += 5;
     auto t = fx.list.done(fx.team, alice, "1");
-    CHECK(t.status == "completed");
+    CHECK(str(t.status) == "completed");
     CHECK(t.owner == std::optional<std::string>("alice"));
     CHECK(t.updated_at == kStart + 5);
-    CHECK(fx.list.done(fx.team, fx.lead, "2").status == "completed");
-    CHECK(fx.list.done(fx.team, fx.lead, "3").status == "completed");
+    CHECK(str(fx.list.done(fx.team, fx.lead, "2").status) == "completed");
+    CHECK(str(fx.list.done(fx.team, fx.lead, "3").status) == "completed");
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused, fx.list.done(fx.team, alice, "1"));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused, fx.list.done(fx.team, fx.lead, "1"));
     CHECK_THAT(message_of([&] { fx.list.done(fx.team, fx.lead, "1"); }),
@@ -649,7 +650,7 @@ TEST_CASE("reassign hands a terminated agent's unfinished tasks back to the pool
     for (std::int64_t id : {1, 2, 6}) {
         auto t = fx.show(id);
         INFO("task " << id);
-        CHECK(t.status == "pending");
+        CHECK(str(t.status) == "pending");
         CHECK_FALSE(t.owner);
         CHECK_FALSE(t.claimed_at);
         CHECK(t.warning ==
@@ -695,14 +696,14 @@ TEST_CASE("reassign with a target gives the tasks to that member, still pending"
     for (std::int64_t id : {1, 2}) {
         auto t = fx.show(id);
         INFO("task " << id);
-        CHECK(t.status == "pending");
+        CHECK(str(t.status) == "pending");
         CHECK(t.owner == std::optional<std::string>("bob"));
         CHECK_FALSE(t.claimed_at);
         CHECK(t.warning ==
               std::optional<std::string>("Reassigned: previous owner alice terminated"));
     }
     CHECK(fx.show(3).owner == std::optional<std::string>("alice"));
-    CHECK(fx.show(3).status == "completed");
+    CHECK(str(fx.show(3).status) == "completed");
     CHECK(fx.available().empty());
     CHECK(fx.ids({std::string("bob"), {}, false}) == std::vector<std::int64_t>{1, 2});
 }
@@ -721,7 +722,7 @@ TEST_CASE("reassign touches only the named agent's tasks of that team", "[tasks]
         [&] { return tasks::reassign_tasks(fx.store.db(), fx.team.id, "alice", fx.clock.now()); });
     CHECK(ids == std::vector<std::string>{"1"});
     auto other = fx.list.show(api, "1");
-    CHECK(other.status == "in_progress");
+    CHECK(str(other.status) == "in_progress");
     CHECK(other.owner == std::optional<std::string>("alice"));
     CHECK_FALSE(other.warning);
 }
@@ -746,11 +747,11 @@ TEST_CASE("an agent marked terminated has its tasks handed back, in the activity
             .has_value();
     });
     CHECK(marked);
-    CHECK(fx.show(1).status == "pending");
+    CHECK(str(fx.show(1).status) == "pending");
     CHECK_FALSE(fx.show(1).owner);
     CHECK(fx.show(3).warning ==
           std::optional<std::string>("Reassigned: previous owner alice terminated"));
-    CHECK(fx.show(2).status == "completed");
+    CHECK(str(fx.show(2).status) == "completed");
     CHECK(fx.show(2).owner == std::optional<std::string>("alice"));
     // No open task is owned by the terminated agent.
     CHECK(fx.ids({std::string("alice"), std::string("pending"), false}).empty());
@@ -854,7 +855,7 @@ TEST_CASE("8 processes claiming from 40 tasks: each task claimed exactly once",
     REQUIRE(all.size() == kTasks);
     for (const auto& t : all) {
         INFO("task " << t.id);
-        CHECK(t.status == "in_progress");
+        CHECK(str(t.status) == "in_progress");
         CHECK(t.owner);
         CHECK(t.claimed_at);
     }
@@ -899,8 +900,8 @@ TEST_CASE("completing through update follows the rule of done, and texts may not
     TaskChange complete{std::string("completed"), {}, false, {}, {}};
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused, fx.list.update(fx.team, bob, "1", complete));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused, fx.list.update(fx.team, bob, "2", complete));
-    CHECK(fx.list.update(fx.team, alice, "2", complete).status == "completed");
-    CHECK(fx.list.update(fx.team, fx.lead, "1", complete).status == "completed");
+    CHECK(str(fx.list.update(fx.team, alice, "2", complete).status) == "completed");
+    CHECK(str(fx.list.update(fx.team, fx.lead, "1", complete).status) == "completed");
 
     NewTask nul;
     nul.subject = std::string("a\0b", 3);

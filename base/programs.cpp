@@ -1,0 +1,34 @@
+#include "base/programs.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace team {
+
+bool is_executable_file(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<std::string> find_program(const std::string& program, const std::string& path,
+                                        const std::string& cwd) {
+    if (program.empty()) return std::nullopt;
+    if (program.find('/') != std::string::npos) {
+        std::string full = program[0] == '/' || cwd.empty() ? program : cwd + "/" + program;
+        if (is_executable_file(full)) return full;
+        return std::nullopt;
+    }
+    std::string dirs = path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path;
+    for (size_t start = 0; start <= dirs.size();) {
+        size_t end = dirs.find(':', start);
+        if (end == std::string::npos) end = dirs.size();
+        std::string dir = dirs.substr(start, end - start);
+        std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+        if (is_executable_file(candidate)) return candidate;
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+}  // namespace team

@@ -1,0 +1,102 @@
+#include "state/members.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "state/sql.hpp"
+
+namespace team {
+
+namespace {
+
+AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
+    AgentRecord a;
+    a.id = row.getColumn(0).getInt64();
+    a.name = row.getColumn(1).getString();
+    a.team = team;
+    a.role = row.getColumn(2).getString();
+    a.is_leader = row.getColumn(3).getInt() != 0;
+    a.status = state_from<AgentStatus>(row.getColumn(4).getString());
+    a.pane_id = column_or_null<std::string>(row.getColumn(5));
+    a.pid = column_or_null<std::int64_t>(row.getColumn(6));
+    a.color = column_or_null<std::string>(row.getColumn(7));
+    a.command = nlohmann::json::parse(row.getColumn(8).getString(), nullptr, false);
+    a.cwd = column_or_null<std::string>(row.getColumn(9));
+    a.created_at = row.getColumn(10).getInt64();
+    a.terminated_at = column_or_null<EpochMs>(row.getColumn(11));
+    a.exit_code = column_or_null<int>(row.getColumn(12));
+    a.signal = column_or_null<std::string>(row.getColumn(13));
+    a.exit_reason = column_or_null<std::string>(row.getColumn(14));
+    a.team_id = row.getColumn(15).getInt64();
+    a.env = nlohmann::json::parse(row.getColumn(16).getString(), nullptr, false)
+                .get<std::vector<std::string>>();
+    a.pid_start = column_or_null<std::int64_t>(row.getColumn(17));
+    a.supervisor_pid = column_or_null<std::int64_t>(row.getColumn(18));
+    a.supervisor_start = column_or_null<std::int64_t>(row.getColumn(19));
+    a.log_file = column_or_null<std::string>(row.getColumn(20));
+    a.spawn_error = column_or_null<std::string>(row.getColumn(21));
+    a.spawner_pid = column_or_null<std::int64_t>(row.getColumn(22));
+    a.spawner_start = column_or_null<std::int64_t>(row.getColumn(23));
+    return a;
+}
+
+const char* const kAgentColumns = R"sql(
+    id, name, role, is_leader, status, pane_id, pid, color, command, cwd, created_at,
+    terminated_at, exit_code, signal, exit_reason, team_id, env, pid_start_time, supervisor_pid,
+    supervisor_start, log_file, spawn_error, spawner_pid, spawner_start
+)sql";
+// How many columns kAgentColumns has: a query's own columns come after them.
+constexpr int kAgentColumnCount = 24;
+
+}  // namespace
+
+std::vector<std::string> live_member_names(SQLite::Database& db, std::int64_t team_id) {
+    SQLite::Statement names(db,
+                            "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");
+    names.bind(1, team_id);
+    std::vector<std::string> out;
+    while (names.executeStep()) out.push_back(names.getColumn(0).getString());
+    return out;
+}
+
+std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team,
+                                     bool include_terminated) {
+    std::string sql =
+        std::string("SELECT ") + kAgentColumns + " FROM agents WHERE team_id = ? AND NOT is_leader";
+    if (!include_terminated) sql += " AND status <> 'terminated'";
+    sql += " ORDER BY id";
+    SQLite::Statement select(store.db(), sql);
+    select.bind(1, team.id);
+    std::vector<AgentRecord> agents;
+    while (select.executeStep()) agents.push_back(read_agent(select, team.name));
+    return agents;
+}
+
+std::optional<AgentRecord> load_agent(Store& store, std::int64_t id) {
+    SQLite::Statement select(store.db(), std::string("SELECT ") + kAgentColumns +
+                                             ", (SELECT name FROM teams t WHERE t.id = a.team_id)"
+                                             " FROM agents a WHERE id = ?");
+    select.bind(1, id);
+    if (!select.executeStep()) return std::nullopt;
+    return read_agent(select, select.getColumn(kAgentColumnCount).getString());
+}
+
+std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
+                                       const std::string& name) {
+    SQLite::Statement select(store.db(), std::string("SELECT ") + kAgentColumns + R"sql(
+        FROM agents WHERE team_id = ? AND name = ?
+        ORDER BY status = 'terminated', id DESC LIMIT 1
+    )sql");
+    select.bind(1, team.id);
+    select.bind(2, name);
+    if (!select.executeStep()) return std::nullopt;
+    return read_agent(select, team.name);
+}
+
+void member_not_found(Store& store, const TeamRecord& team, const std::string& name) {
+    throw not_found("agent " + quote(name) + " not found in team " + quote(team.name) +
+                    did_you_mean(name, live_member_names(store.db(), team.id)));
+}
+
+}  // namespace team

@@ -1,0 +1,76 @@
+// The records every module passes around: a team, a member of a team, and who calls (SPEC 1.5).
+// They live here, below the modules that use them (tasks, agents, messages, shutdown), so that
+// no module needs another's header for them.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/states.hpp"
+#include "base/time.hpp"
+
+namespace team {
+
+struct TeamRecord {
+    std::int64_t id = 0;
+    std::string name;
+    std::string description;
+    std::string cwd;
+    std::string leader;  // the leader's member name
+    TeamState status = TeamState::active;
+    EpochMs created_at = 0;
+    std::optional<EpochMs> dissolved_at;
+    int live_agents = 0;   // members other than the leader that are not terminated
+    int total_agents = 0;  // members other than the leader, terminated ones included
+    int open_tasks = 0;    // pending or in progress (filled by list and status only)
+
+    std::string leader_id() const { return leader + "@" + name; }
+};
+
+// A member of a team as the store has it (SPEC 4 "Agent JSON"). The leader is a member too.
+struct AgentRecord {
+    std::int64_t id = 0;
+    std::string name;
+    std::string team;
+    std::string role;
+    bool is_leader = false;
+    AgentStatus status = AgentStatus::spawning;
+    std::optional<std::string> pane_id;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> color;
+    nlohmann::json command = nlohmann::json::array();
+    std::optional<std::string> cwd;
+    EpochMs created_at = 0;
+    std::optional<EpochMs> terminated_at;
+    std::optional<int> exit_code;
+    std::optional<std::string> signal;
+    std::optional<std::string> exit_reason;
+    // Kept for the supervisor and reconciliation, not shown in JSON.
+    std::int64_t team_id = 0;
+    std::vector<std::string> env;  // the --env entries
+    std::optional<std::int64_t> pid_start, supervisor_pid, supervisor_start;
+    // The `team spawn` process that made a `spawning` record (null in records made before
+    // schema 7).
+    std::optional<std::int64_t> spawner_pid, spawner_start;
+    std::optional<std::string> log_file, spawn_error;
+
+    std::string id_string() const { return name + "@" + team; }
+    bool live() const { return status != AgentStatus::terminated; }
+};
+
+// Who runs a command: a member of the team (SPEC 1.5).
+struct Caller {
+    std::string name;
+    std::string team;
+    bool is_leader = false;
+    std::int64_t member_id = 0;  // the row of its member record
+    std::string id() const { return name + "@" + team; }
+};
+
+nlohmann::json to_json(const TeamRecord& team);
+nlohmann::json to_json(const AgentRecord& agent);
+
+}  // namespace team

@@ -1,0 +1,205 @@
+#include "team/agent_end.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "base/text.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/process_table.hpp"
+#include "proc/terminate.hpp"
+#include "state/activity.hpp"
+#include "state/change_watch.hpp"
+#include "state/sql.hpp"
+#include "tasks/reassign.hpp"
+#include "team/messages.hpp"
+#include "team/shutdown_parts.hpp"
+#include "tmux/server.hpp"
+
+namespace team {
+
+using namespace shutdown_parts;
+
+std::optional<std::vector<std::string>> mark_terminated(SQLite::Database& db,
+                                                        const AgentRecord& agent, EpochMs at,
+                                                        const Termination& how) {
+    SQLite::Statement up(db, R"sql(
+        UPDATE agents SET status = 'terminated', terminated_at = ?, exit_reason = ?,
+                          exit_code = ?, signal = ?
+        WHERE id = ? AND status <> 'terminated'
+    )sql");
+    up.bind(1, at);
+    up.bind(2, how.reason);
+    bind_or_null(up, 3, how.exit_code);
+    bind_or_null(up, 4, how.signal);
+    up.bind(5, agent.id);
+    if (up.exec() == 0) return std::nullopt;
+    auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name, at, how.reassign_to);
+    nlohmann::json details = {
+        {"agentId", agent.id_string()},
+        {"exitReason", how.reason},
+        {"exitCode", how.exit_code ? nlohmann::json(*how.exit_code) : nullptr},
+        {"signal", how.signal ? nlohmann::json(*how.signal) : nullptr},
+        {"reassignedTasks", tasks}};
+    if (how.details.is_object()) details.update(how.details);  // `{}` in an initializer is null
+    const char* type = how.reason == "confirmed"      ? "shutdown_confirmed"
+                       : how.reason == "force_killed" ? "agent_force_killed"
+                                                      : "agent_exited";
+    append_activity(db, agent.team_id, at, how.actor, type, details);
+    if (!tasks.empty()) {
+        nlohmann::json moved = {{"from", agent.id_string()}, {"tasks", tasks}};
+        if (how.reassign_to) moved["to"] = *how.reassign_to;
+        append_activity(db, agent.team_id, at, how.actor, "tasks_reassigned", moved);
+    }
+    return tasks;
+}
+
+bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
+                  const Termination& natural) {
+    auto open =
+        select_requests(db, "r.agent_id = ? AND r.closed_at IS NULL ORDER BY r.id", agent.id);
+    const ShutdownRequest* forced = nullptr;
+    const ShutdownRequest* confirmed = nullptr;
+    for (const auto& r : open) {
+        if (r.forced_at) forced = &r;
+        if (answered(r.phase)) confirmed = &r;
+    }
+    Termination how = natural;
+    const ShutdownRequest* decisive = forced ? forced : confirmed;
+    if (forced) {
+        how.reason = "force_killed";
+        how.actor = forced->requested_by;
+    } else if (confirmed) {
+        how.reason = "confirmed";
+        how.actor = agent.id_string();
+    }
+    if (!decisive && !open.empty()) decisive = &open.back();
+    if (decisive) {
+        how.details["requestId"] = decisive->id_string();
+        if (decisive->force_at && forced) how.details["deadline"] = iso8601(*decisive->force_at);
+        if (decisive->reassign_to) {
+            // Only to a member that is still there; otherwise the tasks go back to the pool.
+            SQLite::Statement live(db, R"sql(
+                SELECT 1 FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
+                                       AND id <> ?
+            )sql");
+            live.bind(1, agent.team_id);
+            live.bind(2, *decisive->reassign_to);
+            live.bind(3, agent.id);
+            if (live.executeStep()) how.reassign_to = decisive->reassign_to;
+        }
+    }
+    auto tasks = mark_terminated(db, agent, at, how);
+    if (!tasks) return false;
+
+    SQLite::Statement close(db, R"sql(
+        UPDATE shutdown_requests
+        SET phase = CASE WHEN ?1 THEN 'force_killed'
+                         WHEN phase IN ('approved', 'confirmed') THEN 'confirmed'
+                         ELSE phase END,
+            confirmed_at = CASE WHEN NOT ?1 AND phase IN ('approved', 'confirmed')
+                                THEN coalesce(confirmed_at, ?2) ELSE confirmed_at END,
+            closed_at = ?2, reassigned = ?3
+        WHERE agent_id = ?4 AND closed_at IS NULL
+    )sql");
+    close.bind(1, forced != nullptr);
+    close.bind(2, at);
+    close.bind(3, nlohmann::json(*tasks).dump());
+    close.bind(4, agent.id);
+    close.exec();
+
+    if (how.reason == "confirmed") {
+        SQLite::Statement leader(db,
+                                 "SELECT id, name FROM agents WHERE team_id = ? AND is_leader "
+                                 "AND status <> 'terminated' LIMIT 1");
+        leader.bind(1, agent.team_id);
+        if (leader.executeStep()) {
+            AgentRecord to;
+            to.id = leader.getColumn(0).getInt64();
+            to.name = leader.getColumn(1).getString();
+            TeamRecord team;
+            team.id = agent.team_id;
+            team.name = agent.team;
+            post_message(db, team, agent.name, to, "shutdown_confirmed",
+                         agent.id_string() + " confirmed the shutdown and has ended",
+                         {{"requestId", confirmed->id_string()},
+                          {"reason", confirmed->reason},
+                          {"reassignedTasks", *tasks}},
+                         at);
+        }
+    }
+    return true;
+}
+
+namespace {
+
+proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock& clock) {
+    proc::StopPlan plan;
+    EpochMs now = clock.now();
+    std::int64_t boot_now = clock.boot_ms();
+    auto steady_now = SteadyClock::now();
+    std::optional<ShutdownRequest> due;
+    for (const auto& r : select_requests(store.db(), "r.agent_id = ? ORDER BY r.id", agent.id)) {
+        if (!r.closed_at && (r.phase == ShutdownPhase::confirmed || r.forced_at)) {
+            plan.at = steady_now;
+            plan.grace = milliseconds(r.grace_ms);
+            return plan;
+        }
+        // A deadline holds until the agent has ended, even after a rejection (SPEC 7.1: "if
+        // the agent has not confirmed by then it is force-killed").
+        if (!r.force_at || r.forced_at) continue;
+        // How long until the deadline: on the boot clock, which does not step (a request from
+        // before schema 7 has only the wall-clock time).
+        auto left = milliseconds(r.force_at_boot ? *r.force_at_boot - boot_now : *r.force_at - now);
+        if (left.count() <= 0) {
+            due = r;
+            break;
+        }
+        auto at = steady_now + left;
+        if (!plan.at || at < *plan.at) {
+            plan.at = at;
+            plan.grace = milliseconds(r.grace_ms);
+        }
+    }
+    if (due) {
+        // Force begins: recorded first, so the end is recorded as force_killed.
+        store.write([&] {
+            SQLite::Statement up(store.db(), R"sql(
+                UPDATE shutdown_requests SET forced_at = ?, closed_at = NULL
+                WHERE id = ? AND forced_at IS NULL
+                  AND EXISTS (SELECT 1 FROM agents WHERE id = ? AND status <> 'terminated')
+            )sql");
+            up.bind(1, now);
+            up.bind(2, due->id);
+            up.bind(3, agent.id);
+            up.exec();
+        });
+        plan.at = steady_now;
+        plan.grace = milliseconds(due->grace_ms);
+    }
+    return plan;
+}
+
+}  // namespace
+
+proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock,
+                               milliseconds wait_for_commit) {
+    if (wait_for_commit.count() <= 0) return stop_plan_now(store, agent, clock);
+    // Whoever woke us holds its writer's turn (it signals inside its write): once the turn is
+    // free, its commit is in, or it never will be.
+    if (store.await_writer()) return stop_plan_now(store, agent, clock);
+    // No turn lock here: give the commit up to wait_for_commit to land.
+    ChangeWatch watch(store.home());  // before the first look, so no commit is missed
+    auto deadline = SteadyClock::now() + wait_for_commit;
+    for (;;) {
+        auto plan = stop_plan_now(store, agent, clock);
+        if (plan.at || !watch.wait_until(deadline)) return plan;
+    }
+}
+
+}  // namespace team

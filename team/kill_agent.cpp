@@ -1,0 +1,243 @@
+#include "team/shutdown.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "base/text.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/process_table.hpp"
+#include "proc/terminate.hpp"
+#include "state/activity.hpp"
+#include "state/change_watch.hpp"
+#include "state/sql.hpp"
+#include "team/messages.hpp"
+#include "team/shutdown_parts.hpp"
+#include "tmux/server.hpp"
+
+namespace team {
+
+using namespace shutdown_parts;
+
+KillResult Shutdowns::kill(const TeamRecord& team, const Caller& caller, const KillOptions& o) {
+    require_leader(caller, "kill agents");
+    check_name(o.name, "agent name");
+    check_text(o.reason, kMaxReasonBytes, "the reason");
+    if (o.reassign_to) check_name(*o.reassign_to, "--reassign-to");
+    if (o.force && o.force_after) {
+        throw usage_error(
+            "--force-after sets a deadline for a graceful shutdown; --force ends "
+            "the agent now: give one of them");
+    }
+    if (o.grace.count() <= 0) throw usage_error("--grace must be positive");
+
+    std::optional<TeamLock> lock;
+    lock.emplace(store_.home(), team.name);
+    Agents agents(store_, clock_, tmux_);
+    agents.reconcile(team);  // an agent whose process ended meanwhile is terminated by now
+    auto agent = find_member(store_, team, o.name);
+    if (!agent) member_not_found(store_, team, o.name);
+    if (agent->is_leader) {
+        throw refused("the leader " + quote(agent->id_string()) +
+                      " cannot be killed with kill-agent; end the whole team with 'team "
+                      "teardown'");
+    }
+    if (!agent->live()) {
+        throw refused("agent " + quote(agent->name) + " is already terminated (" +
+                      agent->exit_reason.value_or("exited") + ")");
+    }
+    if (o.reassign_to) {
+        if (*o.reassign_to == agent->name) {
+            throw usage_error("--reassign-to names the agent being killed");
+        }
+        auto to = find_member(store_, team, *o.reassign_to);
+        if (!to) member_not_found(store_, team, *o.reassign_to);
+        if (!to->live()) {
+            throw refused("--reassign-to " + quote(*o.reassign_to) + " is terminated");
+        }
+    }
+    return o.force ? force(team, caller, *agent, o) : graceful(team, caller, *agent, o, lock);
+}
+
+KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
+                               const AgentRecord& agent, const KillOptions& o,
+                               std::optional<TeamLock>& lock) {
+    if (agent.status == AgentStatus::shutting_down) {
+        auto open = newest_open_request(store_.db(), agent.id);
+        throw refused("agent " + quote(agent.name) + " is already shutting down" +
+                      (open ? " (request " + open->id_string() + ", phase " + str(open->phase) + ")"
+                            : std::string()) +
+                      "; use --force to end it now");
+    }
+    if (agent.status != AgentStatus::active) {
+        throw refused("agent " + quote(agent.name) + " is still starting; use --force to end it");
+    }
+    EpochMs now = clock_.now();
+    ShutdownRequest request;
+    store_.write([&] {
+        auto& db = store_.db();
+        SQLite::Statement status(
+            db, "UPDATE agents SET status = 'shutting_down' WHERE id = ? AND status = 'active'");
+        status.bind(1, agent.id);
+        if (status.exec() == 0) {
+            throw refused("agent " + quote(agent.name) + " is no longer active");
+        }
+        std::optional<Deadline> deadline;
+        if (o.force_after) deadline = deadline_after(clock_, *o.force_after);
+        std::string text = "shutdown requested by " + caller.id() +
+                           (o.reason.empty() ? std::string() : ": " + o.reason) +
+                           ". Approve with 'team shutdown approve' then finish and run 'team "
+                           "shutdown confirm' (or exit), or reject with 'team shutdown reject "
+                           "--reason TEXT'.";
+        request = request_shutdown(db, team, caller, agent, o.reason, now, deadline, o.grace,
+                                   o.reassign_to, text, false);
+        // Its supervisor enforces the deadline from the commit on, whatever happens to this
+        // command: woken before the commit (it waits for it), so no moment is left where this
+        // command could die with the request stored and the supervisor unaware.
+        if (o.force_after) wake_supervisor(agent);
+    });
+
+    KillResult result;
+    result.agent_id = agent.id_string();
+    result.method = ShutdownMethod::graceful;
+    result.phase = request.phase;
+    result.request_id = request.id_string();
+    if (!o.wait && !o.timeout) return result;
+
+    // Waiting needs no lock: other commands on the team go on meanwhile.
+    lock.reset();
+    ChangeWatch watch(store_.home());
+    auto deadline = o.timeout ? SteadyClock::now() + *o.timeout : SteadyClock::time_point::max();
+    auto supervisor = live_supervisor(agent);
+    for (;;) {
+        auto latest = load_request(store_.db(), request.id);
+        if (!latest) break;  // the team was purged meanwhile: nothing of the agent is left
+        request = *latest;
+        if (request.phase == ShutdownPhase::rejected || request.closed_at) break;
+        std::vector<int> others;
+        if (supervisor) {
+            if (supervisor->exited()) {
+                // It ended without recording the end (killed): the look records it.
+                Agents(store_, clock_, tmux_).reconcile(team);
+                supervisor.reset();
+                continue;
+            }
+            others.push_back(supervisor->fd());
+        }
+        if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) {
+            result.success = false;
+            result.phase = request.phase;
+            result.error = "timed out after " + seconds_text(*o.timeout) + " waiting for " +
+                           agent.id_string() + " to answer the shutdown request (phase " +
+                           str(request.phase) + ")";
+            result.exit_code = 124;
+            return result;
+        }
+    }
+    result.phase = request.phase;
+    result.reassigned = request.reassigned;
+    if (request.phase == ShutdownPhase::rejected) {
+        result.success = false;
+        result.error = agent.id_string() + " rejected the shutdown request" +
+                       (request.reject_reason ? ": " + *request.reject_reason : std::string());
+        result.exit_code = 4;
+        return result;
+    }
+    // Ended: once its supervisor is gone too, nothing of it is left.
+    await_end(agent.id, SteadyClock::now() + kSupervisorWait);
+    if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
+    return result;
+}
+
+KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const AgentRecord& agent,
+                            const KillOptions& o) {
+    EpochMs now = clock_.now();
+    std::int64_t request_id = 0;
+    store_.write([&] {
+        auto& db = store_.db();
+        SQLite::Statement insert(db, R"sql(
+            INSERT INTO shutdown_requests (team_id, agent_id, method, phase, reason, requested_by,
+                                           requested_at, forced_at, grace_ms, reassign_to)
+            SELECT ?, id, 'force', 'requested', ?, ?, ?, ?, ?, ? FROM agents
+            WHERE id = ? AND status <> 'terminated'
+        )sql");
+        insert.bind(1, team.id);
+        insert.bind(2, o.reason);
+        insert.bind(3, caller.id());
+        insert.bind(4, now);
+        insert.bind(5, now);
+        insert.bind(6, static_cast<std::int64_t>(o.grace.count()));
+        bind_or_null(insert, 7, o.reassign_to);
+        insert.bind(8, agent.id);
+        if (insert.exec() == 0) {
+            throw refused("agent " + quote(agent.name) + " is already terminated");
+        }
+        request_id = db.getLastInsertRowid();
+    });
+    // The leader's command ends the tree itself: it does not depend on the supervisor, which
+    // may be stopped, busy or gone.
+    proc::terminate_tree(agent_target(store_.home(), agent, false), SIGTERM, o.grace, true);
+    if (!await_end(agent.id, SteadyClock::now() + kSupervisorWait)) {
+        finish_here(team, agent.id, caller.id());
+    }
+
+    KillResult result;
+    result.agent_id = agent.id_string();
+    result.method = ShutdownMethod::force;
+    result.request_id = std::to_string(request_id);
+    auto request = load_request(store_.db(), request_id);
+    result.phase = request ? request->phase : ShutdownPhase::force_killed;
+    if (request) result.reassigned = request->reassigned;
+    if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
+    auto left = proc::find_tree(agent_target(store_.home(), agent, true));
+    if (!left.empty()) {
+        result.success = false;
+        result.error = std::to_string(left.size()) + " process" + (left.size() == 1 ? "" : "es") +
+                       " of " + agent.id_string() + " could not be ended (first: pid " +
+                       std::to_string(left.front().pid) + ")";
+        result.exit_code = 1;
+    }
+    return result;
+}
+
+bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadline) {
+    ChangeWatch watch(store_.home());
+    auto agent = load_agent(store_, agent_id);
+    if (!agent) return true;
+    auto supervisor = live_supervisor(*agent);
+    for (;;) {
+        agent = load_agent(store_, agent_id);
+        if (!agent) return true;
+        bool supervisor_gone = !supervisor || supervisor->exited();
+        if (!agent->live() && supervisor_gone) return true;
+        if (supervisor_gone) return false;  // nobody left to record it
+        if (!watch.wait_until(deadline, {supervisor->fd()}) && SteadyClock::now() >= deadline) {
+            return false;
+        }
+    }
+}
+
+void Shutdowns::finish_here(const TeamRecord& team, std::int64_t agent_id,
+                            const std::string& actor) {
+    auto agent = load_agent(store_, agent_id);
+    if (!agent) return;
+    // The supervisor too: it could not finish its work in time (stopped, or gone).
+    proc::terminate_tree(agent_target(store_.home(), *agent, true), SIGKILL, milliseconds(0), true);
+    store_.write([&] {
+        auto now = load_agent(store_, agent_id);
+        if (!now || !now->live()) return;
+        finish_agent(store_.db(), *now, clock_.now(),
+                     {"lost", std::nullopt, std::nullopt, actor, std::nullopt, {}});
+    });
+    if (!agent->pane_id || !agent->supervisor_pid) return;
+    tmux::TmuxServer server(tmux_);
+    server.kill_pane_run_by(server.list_panes(), *agent->pane_id, team.name,
+                            static_cast<pid_t>(*agent->supervisor_pid));
+}
+
+}  // namespace team

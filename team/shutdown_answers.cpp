@@ -1,0 +1,196 @@
+#include "team/shutdown.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "base/text.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/process_table.hpp"
+#include "proc/terminate.hpp"
+#include "state/activity.hpp"
+#include "state/change_watch.hpp"
+#include "state/sql.hpp"
+#include "team/messages.hpp"
+#include "team/shutdown_parts.hpp"
+#include "tmux/server.hpp"
+
+namespace team {
+
+using namespace shutdown_parts;
+
+namespace {
+
+// The request the caller answers: the one named (it must be addressed to the caller), else the
+// caller's newest open one.
+ShutdownRequest find_own_request(Store& store, const TeamRecord& team, const Caller& caller,
+                                 const std::optional<std::string>& request_id,
+                                 const std::string& verb) {
+    if (request_id) {
+        auto r = load_request(store.db(), parse_request_id(*request_id));
+        if (!r || r->team_id != team.id) {
+            throw not_found("shutdown request " + quote(*request_id) + " not found in team " +
+                            quote(team.name));
+        }
+        if (r->agent_id != caller.member_id) {
+            throw refused("only " + r->agent + ", to whom shutdown request " + r->id_string() +
+                          " is addressed, can " + verb + " it (you are " + caller.id() + ")");
+        }
+        return *r;
+    }
+    if (caller.is_leader) {
+        throw refused("only the agent a shutdown request is addressed to can " + verb +
+                      " it; you are the leader (" + caller.id() + ")");
+    }
+    auto r = newest_open_request(store.db(), caller.member_id);
+    if (!r) throw not_found("there is no open shutdown request for you (" + caller.id() + ")");
+    return *r;
+}
+
+}  // namespace
+
+ShutdownRequest Shutdowns::approve(const TeamRecord& team, const Caller& caller,
+                                   const std::optional<std::string>& request_id) {
+    return store_.write([&] {
+        auto& db = store_.db();
+        auto r = find_own_request(store_, team, caller, request_id, "approve");
+        if (r.method == ShutdownMethod::force || r.forced_at) {
+            throw refused("shutdown request " + r.id_string() + " is a forced one: " + r.agent +
+                          " is being ended without a say");
+        }
+        if (r.phase != ShutdownPhase::requested || r.closed_at) {
+            throw refused("shutdown request " + r.id_string() + " is already " + str(r.phase) +
+                          (r.phase == ShutdownPhase::approved
+                               ? "; finish and run 'team shutdown confirm'"
+                               : std::string()));
+        }
+        EpochMs now = clock_.now();
+        SQLite::Statement up(db,
+                             "UPDATE shutdown_requests SET phase = 'approved', responded_at = ? "
+                             "WHERE id = ?");
+        up.bind(1, now);
+        up.bind(2, r.id);
+        up.exec();
+        if (auto leader = leader_of(store_, team.id)) {
+            post_message(db, team, caller.name, *leader, "shutdown_approved",
+                         caller.id() + " approved the shutdown; it confirms when it has finished",
+                         {{"requestId", r.id_string()}, {"reason", r.reason}}, now);
+        }
+        append_activity(db, team.id, now, caller.id(), "shutdown_approved",
+                        {{"agentId", r.agent}, {"requestId", r.id_string()}});
+        return *load_request(db, r.id);
+    });
+}
+
+ShutdownRequest Shutdowns::reject(const TeamRecord& team, const Caller& caller,
+                                  const std::string& reason,
+                                  const std::optional<std::string>& request_id) {
+    check_text(reason, kMaxReasonBytes, "the reason");
+    if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+        throw usage_error("a rejection needs a reason: team shutdown reject --reason TEXT");
+    }
+    return store_.write([&] {
+        auto& db = store_.db();
+        auto r = find_own_request(store_, team, caller, request_id, "reject");
+        if (r.method == ShutdownMethod::force || r.forced_at) {
+            throw refused("shutdown request " + r.id_string() +
+                          " is a forced one and cannot be rejected");
+        }
+        if (r.phase != ShutdownPhase::requested || r.closed_at) {
+            throw refused(
+                "shutdown request " + r.id_string() + " is already " + str(r.phase) +
+                (r.phase == ShutdownPhase::approved ? ": an approval cannot be taken back" : ""));
+        }
+        EpochMs now = clock_.now();
+        SQLite::Statement up(db, R"sql(
+            UPDATE shutdown_requests SET phase = 'rejected', responded_at = ?, reject_reason = ?,
+                                         closed_at = ?
+            WHERE id = ?
+        )sql");
+        up.bind(1, now);
+        up.bind(2, reason);
+        up.bind(3, now);
+        up.bind(4, r.id);
+        up.exec();
+        SQLite::Statement back(
+            db, "UPDATE agents SET status = 'active' WHERE id = ? AND status = 'shutting_down'");
+        back.bind(1, r.agent_id);
+        back.exec();
+        if (auto leader = leader_of(store_, team.id)) {
+            post_message(db, team, caller.name, *leader, "shutdown_rejected",
+                         caller.id() + " rejected the shutdown: " + reason,
+                         {{"requestId", r.id_string()}, {"reason", reason}}, now);
+        }
+        append_activity(db, team.id, now, caller.id(), "shutdown_rejected",
+                        {{"agentId", r.agent}, {"requestId", r.id_string()}, {"reason", reason}});
+        return *load_request(db, r.id);
+    });
+}
+
+ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
+                                   const std::optional<std::string>& request_id) {
+    auto r = store_.write([&] {
+        auto& db = store_.db();
+        auto r = find_own_request(store_, team, caller, request_id, "confirm");
+        if (r.method == ShutdownMethod::force || r.forced_at) {
+            throw refused("shutdown request " + r.id_string() + " is a forced one: " + r.agent +
+                          " is being ended already");
+        }
+        if ((r.phase != ShutdownPhase::requested && r.phase != ShutdownPhase::approved) ||
+            r.closed_at) {
+            throw refused("shutdown request " + r.id_string() + " is already " + str(r.phase));
+        }
+        EpochMs now = clock_.now();
+        SQLite::Statement up(db, R"sql(
+            UPDATE shutdown_requests SET phase = 'confirmed', confirmed_at = ?,
+                                         responded_at = coalesce(responded_at, ?)
+            WHERE id = ?
+        )sql");
+        up.bind(1, now);
+        up.bind(2, now);
+        up.bind(3, r.id);
+        up.exec();
+        // The supervisor ends the agent's tree (within the request's grace), records the end
+        // and removes the pane: it lives outside the tree, so this works from inside the pane,
+        // whose processes (this one among them) are about to end. Woken before the commit
+        // (it waits for it), like a deadline, so no moment is left where this command could die
+        // with the confirmation stored and the supervisor unaware.
+        if (auto agent = load_agent(store_, r.agent_id)) wake_supervisor(*agent);
+        return *load_request(db, r.id);
+    });
+    auto agent = load_agent(store_, r.agent_id);
+    if (!agent || inside_tree_of(*agent)) return r;
+    auto deadline = SteadyClock::now() + milliseconds(r.grace_ms) + kSupervisorWait;
+    if (!await_end(agent->id, deadline)) {
+        auto now = load_agent(store_, agent->id);
+        if (now && (!live_supervisor(*now) || !now->live()))
+            finish_here(team, agent->id, caller.id());
+    }
+    return load_request(store_.db(), r.id).value_or(r);
+}
+
+std::vector<ShutdownRequest> Shutdowns::status(const TeamRecord& team, const Caller& caller,
+                                               const std::optional<std::string>& name) {
+    Agents(store_, clock_, tmux_).reconcile(team);
+    if (!name && caller.is_leader) return open_requests(store_.db(), team.id);
+    std::int64_t member_id = caller.member_id;
+    std::string who = caller.id();
+    if (name) {
+        check_name(*name, "agent name");
+        auto member = find_member(store_, team, *name);
+        if (!member) member_not_found(store_, team, *name);
+        member_id = member->id;
+        who = member->id_string();
+    }
+    auto rows =
+        select_requests(store_.db(), "r.agent_id = ? ORDER BY r.id DESC LIMIT 1", member_id);
+    if (rows.empty()) throw not_found("there is no shutdown request for " + who);
+    return rows;
+}
+
+}  // namespace team

@@ -1,0 +1,78 @@
+// What the rooms of stopping agents share (team/shutdown_requests.cpp, agent_end.cpp,
+// kill_agent.cpp, shutdown_answers.cpp, teardown.cpp): not for use outside them.
+#pragma once
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proc/pidfd.hpp"
+#include "proc/terminate.hpp"
+#include "team/shutdown.hpp"
+
+namespace team::shutdown_parts {
+
+using SteadyClock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// The longest reason a kill-agent, reject or teardown accepts.
+inline constexpr std::size_t kMaxReasonBytes = 64 * 1024;
+// How long a force waits for the agent's supervisor to record the end and remove its pane once
+// the tree is gone, before doing both itself.
+inline constexpr milliseconds kSupervisorWait{2000};
+
+// A --force-after or teardown deadline, `after` from now: the wall-clock time users see
+// (forceAt) and the boot-clock time it is armed from.
+struct Deadline {
+    EpochMs wall = 0;
+    std::int64_t boot = 0;
+};
+
+std::vector<ShutdownRequest> select_requests(SQLite::Database& db, const std::string& where,
+                                             std::int64_t key);
+
+std::optional<ShutdownRequest> load_request(SQLite::Database& db, std::int64_t id);
+
+std::optional<ShutdownRequest> newest_open_request(SQLite::Database& db, std::int64_t agent_id);
+
+// The agent's pane supervisor, if it is still the process that was recorded and alive.
+std::optional<proc::Pidfd> live_supervisor(const AgentRecord& agent);
+
+void wake_supervisor(const AgentRecord& agent);
+
+// Everything of an agent: what its supervisor (a subreaper) has below it, its process group,
+// and whatever carries its identity in the environment. `with_supervisor`: the supervisor too.
+proc::TreeTarget agent_target(const std::filesystem::path& home, const AgentRecord& agent,
+                              bool with_supervisor);
+
+// Whether this process runs inside the tree of that supervisor (an ancestor of ours).
+bool inside_tree_of(const AgentRecord& agent);
+
+std::optional<AgentRecord> leader_of(Store& store, std::int64_t team_id);
+
+bool answered(ShutdownPhase phase);
+
+std::string seconds_text(milliseconds d);
+
+std::int64_t parse_request_id(const std::string& text);
+
+Deadline deadline_after(const Clock& clock, milliseconds after);
+
+// A graceful request to `agent` (in the caller's transaction): the row, the shutdown_request
+// message in its inbox and the activity entry. `text` is the message; the agent's status is the
+// caller's business.
+ShutdownRequest request_shutdown(SQLite::Database& db, const TeamRecord& team, const Caller& caller,
+                                 const AgentRecord& agent, const std::string& reason, EpochMs now,
+                                 std::optional<Deadline> deadline, milliseconds grace,
+                                 const std::optional<std::string>& reassign_to,
+                                 const std::string& text, bool teardown);
+
+// An agent's row in teardown's result, from its newest request.
+TeardownRow teardown_row(SQLite::Database& db, const AgentRecord& agent);
+
+}  // namespace team::shutdown_parts

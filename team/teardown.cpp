@@ -1,0 +1,210 @@
+#include "team/shutdown.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "base/text.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/process_table.hpp"
+#include "proc/terminate.hpp"
+#include "state/activity.hpp"
+#include "state/change_watch.hpp"
+#include "state/sql.hpp"
+#include "team/messages.hpp"
+#include "team/shutdown_parts.hpp"
+#include "tmux/server.hpp"
+
+namespace team {
+
+using namespace shutdown_parts;
+
+TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
+                                   const TeardownOptions& o,
+                                   const std::function<void(const TeardownRow&)>& on_row) {
+    require_leader(caller, "tear down the team");
+    check_text(o.reason, kMaxReasonBytes, "the reason");
+    if (o.grace.count() <= 0) throw usage_error("--grace must be positive");
+    if (team.status != TeamState::active) {
+        throw refused("team " + quote(team.name) + " is already dissolved");
+    }
+    TeamLock lock(store_.home(), team.name);
+    Agents agents(store_, clock_, tmux_);
+    agents.reconcile(team);
+    auto live = load_agents(store_, team, false);
+
+    EpochMs now = clock_.now();
+    Deadline deadline_at = deadline_after(clock_, o.grace);
+    store_.write([&] {
+        auto& db = store_.db();
+        SQLite::Statement active(db, "SELECT status FROM teams WHERE id = ?");
+        active.bind(1, team.id);
+        if (!active.executeStep() || active.getColumn(0).getString() != "active") {
+            throw refused("team " + quote(team.name) + " is already dissolved");
+        }
+        for (const auto& agent : live) {
+            if (agent.status == AgentStatus::shutting_down) {
+                // Its open request keeps going, with teardown's deadline at the latest (a
+                // request from before schema 7 has its deadline on the wall clock only).
+                SQLite::Statement sooner(db, R"sql(
+                    UPDATE shutdown_requests
+                    SET force_at_boot = min(coalesce(force_at_boot,
+                                                     ?4 + coalesce(force_at, ?1) - ?1), ?4),
+                        force_at = min(coalesce(force_at, ?1), ?1),
+                        grace_ms = min(grace_ms, ?2)
+                    WHERE agent_id = ?3 AND closed_at IS NULL
+                )sql");
+                sooner.bind(1, deadline_at.wall);
+                sooner.bind(2, static_cast<std::int64_t>(kTeardownKillGrace.count()));
+                sooner.bind(3, agent.id);
+                sooner.bind(4, deadline_at.boot);
+                sooner.exec();
+                continue;
+            }
+            SQLite::Statement status(db,
+                                     "UPDATE agents SET status = 'shutting_down' WHERE id = ? "
+                                     "AND status = 'active'");
+            status.bind(1, agent.id);
+            status.exec();
+            request_shutdown(db, team, caller, agent, o.reason, now, deadline_at,
+                             kTeardownKillGrace, std::nullopt,
+                             "the team is being torn down by " + caller.id() +
+                                 (o.reason.empty() ? std::string() : ": " + o.reason) +
+                                 ". Finish, then 'team shutdown confirm' (or exit) within " +
+                                 seconds_text(o.grace) + "; after that you are force-killed.",
+                             true);
+        }
+        // Each supervisor enforces the deadline too, whatever happens to this command: woken
+        // before the commit, which it waits for.
+        for (const auto& agent : live) wake_supervisor(agent);
+    });
+
+    TeardownResult result;
+    std::vector<bool> reported(live.size(), false);
+
+    auto report = [&](size_t i, const AgentRecord& agent) {
+        reported[i] = true;
+        result.agents.push_back(teardown_row(store_.db(), agent));
+        if (on_row) on_row(result.agents.back());
+    };
+
+    // Until every agent has ended or the grace is over: wake at each commit and at each
+    // supervisor's exit.
+    ChangeWatch watch(store_.home());
+    auto deadline = SteadyClock::now() + o.grace;
+    std::vector<std::optional<proc::Pidfd>> supervisors;
+    for (const auto& agent : live) supervisors.push_back(live_supervisor(agent));
+    std::vector<AgentRecord> rest;
+    for (;;) {
+        rest.clear();
+        std::vector<int> others;
+        bool lost = false;
+        for (size_t i = 0; i < live.size(); ++i) {
+            if (reported[i]) continue;
+            auto agent = load_agent(store_, live[i].id);
+            auto& supervisor = supervisors[i];
+            bool supervisor_gone = !supervisor || supervisor->exited();
+            if (agent && !agent->live() && supervisor_gone) {
+                report(i, *agent);
+                continue;
+            }
+            if (agent && agent->live() && supervisor_gone) lost = true;
+            if (!supervisor_gone) others.push_back(supervisor->fd());
+            rest.push_back(agent ? *agent : live[i]);
+        }
+        if (rest.empty()) break;
+        if (lost) {
+            agents.reconcile(team);
+            for (auto& s : supervisors) {
+                if (s && s->exited()) s.reset();
+            }
+            continue;
+        }
+        if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) break;
+    }
+
+    if (!rest.empty()) {
+        force_all(team, rest, caller.id());
+        for (size_t i = 0; i < live.size(); ++i) {
+            if (reported[i]) continue;
+            if (auto agent = load_agent(store_, live[i].id)) report(i, *agent);
+        }
+    }
+
+    tmux::TmuxServer(tmux_).kill_session(team.name);
+    std::vector<proc::TreeTarget> all;
+    for (const auto& agent : live) all.push_back(agent_target(store_.home(), agent, true));
+    result.survivors = all.empty() ? 0 : static_cast<int>(proc::find_trees(all).size());
+    if (result.survivors > 0) return result;
+    dissolve(team, caller, o, static_cast<int>(result.agents.size()));
+    result.dissolved = true;
+    result.purged = o.purge;
+    return result;
+}
+
+void Shutdowns::force_all(const TeamRecord& team, const std::vector<AgentRecord>& agents,
+                          const std::string& actor) {
+    // Recorded first, so each end is recorded as force_killed.
+    EpochMs forced = clock_.now();
+    store_.write([&] {
+        for (const auto& agent : agents) {
+            SQLite::Statement up(store_.db(), R"sql(
+                UPDATE shutdown_requests SET forced_at = ?, closed_at = NULL
+                WHERE id = (SELECT max(id) FROM shutdown_requests WHERE agent_id = ?)
+                  AND forced_at IS NULL
+            )sql");
+            up.bind(1, forced);
+            up.bind(2, agent.id);
+            up.exec();
+        }
+    });
+    std::vector<proc::TreeTarget> targets;
+    for (const auto& agent : agents) targets.push_back(agent_target(store_.home(), agent, false));
+    proc::terminate_trees(targets, SIGTERM, kTeardownKillGrace, true);
+    auto deadline = SteadyClock::now() + kSupervisorWait;
+    for (const auto& agent : agents) {
+        if (!await_end(agent.id, deadline)) finish_here(team, agent.id, actor);
+    }
+}
+
+void Shutdowns::dissolve(const TeamRecord& team, const Caller& caller, const TeardownOptions& o,
+                         int agents) {
+    std::vector<std::string> purged_logs;
+    store_.write([&] {
+        auto& db = store_.db();
+        EpochMs at = clock_.now();
+        SQLite::Statement dissolve(db,
+                                   "UPDATE teams SET status = 'dissolved', dissolved_at = ? "
+                                   "WHERE id = ? AND status = 'active'");
+        dissolve.bind(1, at);
+        dissolve.bind(2, team.id);
+        dissolve.exec();
+        nlohmann::json details = {{"reason", o.reason}, {"agents", agents}, {"purged", o.purge}};
+        if (o.purge) {
+            SQLite::Statement logs(db,
+                                   "SELECT log_file FROM agents WHERE team_id = ? AND "
+                                   "log_file IS NOT NULL");
+            logs.bind(1, team.id);
+            while (logs.executeStep()) purged_logs.push_back(logs.getColumn(0).getString());
+            SQLite::Statement del(db, "DELETE FROM teams WHERE id = ?");
+            del.bind(1, team.id);
+            del.exec();
+            details["team"] = team.name;
+            append_activity(db, std::nullopt, at, caller.id(), "team_dissolved", details);
+        } else {
+            append_activity(db, team.id, at, caller.id(), "team_dissolved", details);
+        }
+    });
+    // The records are gone; their pane logs go with them.
+    for (const auto& path : purged_logs) {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+    }
+}
+
+}  // namespace team
