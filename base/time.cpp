@@ -32,6 +32,20 @@ std::string iso8601(EpochMs t) {
     return buf;
 }
 
+EpochMs parse_iso8601(const std::string& text) {
+    std::tm tm{};
+    int millis = 0;
+    char zone = 0;
+    if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c", &tm.tm_year, &tm.tm_mon,
+                    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &millis, &zone) != 8 ||
+        zone != 'Z') {
+        return 0;
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return static_cast<EpochMs>(timegm(&tm)) * 1000 + millis;
+}
+
 std::string relative_time(EpochMs then, EpochMs now) {
     long long delta = (now - then) / 1000;
     bool future = delta < 0;

@@ -32,6 +32,8 @@ class SystemClock final : public Clock {
 
 // 2026-11-22T10:04:05.123Z
 std::string iso8601(EpochMs t);
+// The time iso8601 wrote; 0 for text it did not write.
+EpochMs parse_iso8601(const std::string& text);
 
 // "just now", "42 s ago", "5 min ago", "3 h ago", "2 days ago", "in 5 min".
 std::string relative_time(EpochMs then, EpochMs now);

@@ -2,41 +2,31 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/context.hpp"
+#include "cli/op_command.hpp"
+#include "ops/table.hpp"
 
 namespace team::cli {
 
 void add_list_command(CLI::App& app) {
-    auto all = std::make_shared<bool>(false);
-    auto* cmd = add_command(
-        app, "list", "all teams: name, live agents/total, open tasks, created",
-        [all](Context& ctx) {
-            std::vector<TeamRecord> teams;
-            if (ctx.has_store()) teams = ctx.teams().list(*all);
-            if (ctx.out().json()) {
-                nlohmann::json doc = nlohmann::json::array();
-                for (const auto& t : teams) doc.push_back(to_json(t));
-                ctx.out().print_json(doc);
-                return 0;
-            }
-            if (teams.empty()) {
-                ctx.out().line("no teams; create one with 'team create NAME'");
-                return 0;
-            }
-            Table table({"NAME", "AGENTS", "OPEN TASKS", "STATUS", "CREATED", "DESCRIPTION"});
-            auto now = ctx.clock().now();
-            for (const auto& t : teams) {
-                table.add({t.name,
-                           std::to_string(t.live_agents) + "/" + std::to_string(t.total_agents),
-                           std::to_string(t.open_tasks),
-                           t.status == TeamState::active ? ctx.out().green(str(t.status))
-                                                         : ctx.out().dim(str(t.status)),
-                           relative_time(t.created_at, now), cell(t.description)});
-            }
-            table.print(ctx.out());
-            return 0;
-        });
-    cmd->add_flag("--all", *all, "also list dissolved teams");
+    auto* cmd = add_operation(app, ops::list_teams_op, [](Context& ctx, const ops::Result& r) {
+        const auto& out = ctx.out();
+        if (r.doc.empty()) {
+            out.line("no teams; create one with 'team create NAME'");
+            return;
+        }
+        Table table({"NAME", "AGENTS", "OPEN TASKS", "STATUS", "CREATED", "DESCRIPTION"});
+        auto now = ctx.clock().now();
+        for (const auto& t : r.doc) {
+            std::string status = t["status"];
+            table.add({t["name"],
+                       t["liveAgents"].dump() + "/" + t["totalAgents"].dump(),
+                       t["openTasks"].dump(),
+                       parse_state<TeamState>(status) == TeamState::active ? out.green(status) : out.dim(status),
+                       relative_time(parse_iso8601(t["createdAt"]), now),
+                       cell(t["description"])});
+        }
+        table.print(out);
+    });
     cmd->footer("Example: team list --json");
 }
 

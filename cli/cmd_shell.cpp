@@ -12,6 +12,8 @@
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/input.hpp"
+#include "cli/op_command.hpp"
+#include "ops/table.hpp"
 #include "proc/shells.hpp"
 #include "proc/signals.hpp"
 #include "state/change_watch.hpp"
@@ -62,12 +64,6 @@ std::optional<std::string> shell_agent(Context& ctx, const std::optional<TeamRec
         if (!caller.is_leader) return caller.id();
     }
     return std::nullopt;
-}
-
-// The team a shell belongs to, if any (for the actor of what is done to it).
-std::optional<TeamRecord> team_of(Context& ctx, const ShellRecord& shell) {
-    if (!shell.team_id) return std::nullopt;
-    return ctx.teams().find_by_id(*shell.team_id);
 }
 
 std::optional<TeamRecord> team_for_shells(Context& ctx, const std::string& agent) {
@@ -294,77 +290,20 @@ void add_wait(CLI::App& shell) {
 }
 
 void add_kill(CLI::App& shell) {
-    struct Options {
-        std::string id, signal = "SIGTERM", timeout = "5s";
-        bool no_force = false;
-    };
-    auto o = std::make_shared<Options>();
-    auto* cmd = add_command(
-        shell, "kill", "signal the shell's whole process tree, then SIGKILL what is left",
-        [o](Context& ctx) {
-            nlohmann::json doc = {{"success", false},      {"shell_id", o->id},
-                                  {"signal_sent", "none"}, {"force_killed", false},
-                                  {"exit_code", nullptr},  {"exitStatus", nullptr},
-                                  {"error", nullptr}};
-            auto finish = [&](int code) {
-                if (ctx.out().json()) {
-                    ctx.out().print_json(doc);
-                } else if (doc["success"] == true) {
-                    std::string how =
-                        doc["exitStatus"].is_null() ? ""
-                        : doc["exitStatus"]["signal"].is_string()
-                            ? ": killed by " + doc["exitStatus"]["signal"].get<std::string>()
-                            : ": exit code " + doc["exitStatus"]["exitCode"].dump();
-                    ctx.out().line(doc["signal_sent"] == "none"
-                                       ? o->id + ": " + doc["error"].get<std::string>()
-                                       : "killed " + o->id + " (" +
-                                             doc["signal_sent"].get<std::string>() +
-                                             (doc["force_killed"] == true ? ", then SIGKILL" : "") +
-                                             ")" + how);
-                } else {
-                    std::string text = "team: error: " + doc["error"].get<std::string>() + "\n";
-                    std::fwrite(text.data(), 1, text.size(), stderr);
-                }
-                return code;
-            };
-            int sig = 0;
-            Millis timeout{};
-            try {
-                sig = proc::parse_signal(o->signal, "--signal", true);
-                timeout = parse_duration(o->timeout, "--timeout");
-            } catch (const Error& e) {
-                doc["error"] = e.what();  // the kill keeps its shape on every error (SPEC 1.4)
-                return finish(exit_code(e.code()));
-            }
-            if (!ctx.has_store()) {
-                doc["error"] = "Shell not found: " + o->id;
-                return finish(3);
-            }
-            Shells shells(ctx.store(), ctx.clock());
-            proc::KillResult r;
-            try {
-                auto shell = shells.get(o->id);
-                r = shells.kill(o->id, sig, timeout, !o->no_force, ctx.actor(team_of(ctx, shell)));
-            } catch (const Error& e) {
-                if (e.code() != ErrorCode::not_found) throw;
-                doc["error"] = e.what();
-                return finish(3);
-            }
-            doc["success"] = r.success;
-            doc["signal_sent"] = r.signal_sent;
-            doc["force_killed"] = r.force_killed;
-            doc["exit_code"] = r.shell.exit_code ? nlohmann::json(*r.shell.exit_code) : nullptr;
-            doc["exitStatus"] = proc::exit_status_json(r.shell);
-            doc["error"] = r.error ? nlohmann::json(*r.error) : nullptr;
-            return finish(r.success ? 0 : 1);
-        });
-    cmd->add_option("ID", o->id, "the shell")->required();
-    cmd->add_option("--signal", o->signal, "the first signal: SIGTERM (default), SIGINT or SIGKILL")
-        ->type_name("SIG");
-    cmd->add_option("--timeout", o->timeout,
-                    "how long the tree gets to end before SIGKILL (default 5s)")
-        ->type_name("DUR");
-    cmd->add_flag("--no-force", o->no_force, "never send SIGKILL; report what is still running");
+    auto* cmd = add_operation(shell, ops::kill_shell_op, [](Context& ctx, const ops::Result& r) {
+        const auto& doc = r.doc;
+        std::string id = doc["shell_id"];
+        if (doc["success"] != true) throw Error(ErrorCode::failed, doc["error"].get<std::string>());
+        std::string how = doc["exitStatus"].is_null() ? ""
+                          : doc["exitStatus"]["signal"].is_string()
+                              ? ": killed by " + doc["exitStatus"]["signal"].get<std::string>()
+                              : ": exit code " + doc["exitStatus"]["exitCode"].dump();
+        ctx.out().line(doc["signal_sent"] == "none"
+                           ? id + ": " + doc["error"].get<std::string>()
+                           : "killed " + id + " (" + doc["signal_sent"].get<std::string>() +
+                                 (doc["force_killed"] == true ? ", then SIGKILL" : "") + ")" +
+                                 how);
+    });
     cmd->footer(
         "The signal goes to the whole tree: the process group and every descendant, also those\n"
         "that left it (setsid, double fork). Stopped processes get SIGCONT too.\n"
@@ -372,43 +311,17 @@ void add_kill(CLI::App& shell) {
 }
 
 void add_release(CLI::App& shell) {
-    auto id = std::make_shared<std::string>();
-    auto* cmd =
-        add_command(shell, "release", "kill the shell if running, delete its output, forget it",
-                    [id](Context& ctx) {
-                        Shells shells(ctx.store(), ctx.clock());
-                        auto s = shells.get(*id);
-                        shells.release(*id, ctx.actor(team_of(ctx, s)));
-                        if (ctx.out().json())
-                            ctx.out().print_json({{"success", true}, {"shell_id", s.id}});
-                        else
-                            ctx.out().line("released " + s.id);
-                        return 0;
-                    });
-    cmd->add_option("ID", *id, "the shell")->required();
+    auto* cmd = add_operation(shell, ops::release_shell_op, [](Context& ctx, const ops::Result& r) {
+        ctx.out().line("released " + r.doc["shell_id"].get<std::string>());
+    });
     cmd->footer("Example: team shell release bg-1a2b3c");
 }
 
 void add_gc(CLI::App& shell) {
-    auto older = std::make_shared<std::string>("1h");
-    auto* cmd =
-        add_command(shell, "gc", "release finished shells older than DUR", [older](Context& ctx) {
-            Millis age = parse_duration(*older, "--older-than");
-            std::vector<std::string> ids;
-            if (ctx.has_store()) {
-                Shells shells(ctx.store(), ctx.clock());
-                ids = shells.gc(age, ctx.actor(ctx.named_team()));
-            }
-            if (ctx.out().json())
-                ctx.out().print_json({{"released", ids}});
-            else
-                ctx.out().line("released " + std::to_string(ids.size()) + " finished shell" +
-                               (ids.size() == 1 ? "" : "s"));
-            return 0;
-        });
-    cmd->add_option("--older-than", *older,
-                    "only shells that ended longer ago than this (default 1h)")
-        ->type_name("DUR");
+    auto* cmd = add_operation(shell, ops::gc_shells_op, [](Context& ctx, const ops::Result& r) {
+        size_t n = r.doc["released"].size();
+        ctx.out().line("released " + std::to_string(n) + " finished shell" + (n == 1 ? "" : "s"));
+    });
     cmd->footer("Example: team shell gc --older-than 10m");
 }
 

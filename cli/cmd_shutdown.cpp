@@ -2,73 +2,43 @@
 //               [--request ID] | status [NAME]          (SPEC 7.1, the agent's side)
 #include <CLI/CLI.hpp>
 
+#include "base/states.hpp"
 #include "base/time.hpp"
 #include "cli/commands.hpp"
-#include "cli/context.hpp"
-#include "cli/input.hpp"
-#include "team/shutdown.hpp"
+#include "cli/op_command.hpp"
+#include "ops/table.hpp"
 
 namespace team::cli {
 
 namespace {
 
-int print_request(Context& ctx, const ShutdownRequest& r, const std::string& human) {
-    if (ctx.out().json()) {
-        nlohmann::json doc = to_json(r);
-        doc["success"] = true;
-        ctx.out().print_json(doc);
-    } else {
-        ctx.out().line(human);
-    }
-    return 0;
-}
-
-Shutdowns shutdowns(Context& ctx) {
-    return Shutdowns(ctx.store(), ctx.clock(), ctx.tmux());
+std::string field(const nlohmann::json& doc, const char* key) {
+    return doc[key].get<std::string>();
 }
 
 void add_approve(CLI::App& parent) {
-    auto id = std::make_shared<std::optional<std::string>>();
-    auto* cmd = add_command(
-        parent, "approve", "accept the shutdown request addressed to you", [id](Context& ctx) {
-            TeamRecord team = ctx.team();
-            auto r = shutdowns(ctx).approve(team, ctx.caller(team), *id);
-            return print_request(ctx, r,
-                                 "approved shutdown request " + r.id_string() +
-                                     "; finish your current step, then run 'team shutdown "
-                                     "confirm' (or exit)");
+    auto* cmd =
+        add_operation(parent, ops::approve_shutdown_op, [](Context& ctx, const ops::Result& r) {
+            ctx.out().line("approved shutdown request " + field(r.doc, "requestId") +
+                           "; finish your current step, then run 'team shutdown confirm' (or "
+                           "exit)");
         });
-    optional_value(cmd, "--request", *id, "the request (default: your newest open one)")
-        ->type_name("ID");
     cmd->footer(
         "The leader's inbox gets shutdown_approved. You stay shutting_down (no new task can be\n"
         "claimed) until you confirm or exit.\nExample: team shutdown approve");
 }
 
 void add_reject(CLI::App& parent) {
-    struct Options {
-        std::string reason;
-        std::optional<std::string> id;
-    };
-    auto o = std::make_shared<Options>();
-    auto* cmd = add_command(
-        parent, "reject", "refuse the shutdown request addressed to you, saying why",
-        [o](Context& ctx) {
-            TeamRecord team = ctx.team();
-            auto r = shutdowns(ctx).reject(team, ctx.caller(team), text_argument(o->reason), o->id);
-            std::string human =
-                "rejected shutdown request " + r.id_string() + "; you are active again";
-            if (r.force_at) {
-                human += " (its deadline still holds: force-killed at " + iso8601(*r.force_at) +
+    auto* cmd =
+        add_operation(parent, ops::reject_shutdown_op, [](Context& ctx, const ops::Result& r) {
+            std::string human = "rejected shutdown request " + field(r.doc, "requestId") +
+                                "; you are active again";
+            if (r.doc["forceAt"].is_string()) {
+                human += " (its deadline still holds: force-killed at " + field(r.doc, "forceAt") +
                          " unless you confirm before)";
             }
-            return print_request(ctx, r, human);
+            ctx.out().line(human);
         });
-    cmd->add_option("--reason", o->reason, "why, for the leader ('-': stdin)")
-        ->type_name("TEXT")
-        ->required();
-    optional_value(cmd, "--request", o->id, "the request (default: your newest open one)")
-        ->type_name("ID");
     cmd->footer(
         "The leader's inbox gets shutdown_rejected with your reason, and you are active again.\n"
         "An approval cannot be taken back. A --force-after deadline the leader set still holds.\n"
@@ -76,19 +46,14 @@ void add_reject(CLI::App& parent) {
 }
 
 void add_confirm(CLI::App& parent) {
-    auto id = std::make_shared<std::optional<std::string>>();
-    auto* cmd = add_command(
-        parent, "confirm", "you are done: end now (tasks handed back, pane closed)",
-        [id](Context& ctx) {
-            TeamRecord team = ctx.team();
-            auto r = shutdowns(ctx).confirm(team, ctx.caller(team), *id);
-            return print_request(ctx, r,
-                                 r.closed_at ? r.agent + " has ended (" + str(r.phase) + ")"
-                                             : "confirmed shutdown request " + r.id_string() +
-                                                   "; " + r.agent + " is ending");
+    auto* cmd =
+        add_operation(parent, ops::confirm_shutdown_op, [](Context& ctx, const ops::Result& r) {
+            std::string agent = field(r.doc, "agentId");
+            ctx.out().line(r.doc["closedAt"].is_string()
+                               ? agent + " has ended (" + field(r.doc, "phase") + ")"
+                               : "confirmed shutdown request " + field(r.doc, "requestId") +
+                                     "; " + agent + " is ending");
         });
-    optional_value(cmd, "--request", *id, "the request (default: your newest open one)")
-        ->type_name("ID");
     cmd->footer(
         "Run from your own pane, it returns at once and your pane's supervisor completes the\n"
         "shutdown (your processes get SIGTERM, SIGKILL after the request's grace; your tasks are\n"
@@ -98,37 +63,32 @@ void add_confirm(CLI::App& parent) {
 }
 
 void add_status(CLI::App& parent) {
-    auto name = std::make_shared<std::optional<std::string>>();
-    auto* cmd = add_command(
-        parent, "status", "the shutdown request of an agent and its phase", [name](Context& ctx) {
-            TeamRecord team = ctx.team();
-            auto rows = shutdowns(ctx).status(team, ctx.caller(team), *name);
-            if (ctx.out().json()) {
-                nlohmann::json doc = nlohmann::json::array();
-                for (const auto& r : rows) doc.push_back(to_json(r));
-                // One agent asked: its request; the leader's overview: the list.
-                ctx.out().print_json(*name || !ctx.caller(team).is_leader ? doc.front() : doc);
-                return 0;
-            }
+    auto* cmd =
+        add_operation(parent, ops::shutdown_status_op, [](Context& ctx, const ops::Result& r) {
+            nlohmann::json rows = r.doc.is_array() ? r.doc : nlohmann::json::array({r.doc});
             if (rows.empty()) {
-                ctx.out().line("no open shutdown requests in team " + team.name);
-                return 0;
+                ctx.out().line("no open shutdown requests in team " + ctx.team().name);
+                return;
             }
             Table table({"REQUEST", "AGENT", "METHOD", "PHASE", "REQUESTED", "DEADLINE", "REASON"});
             EpochMs now = ctx.clock().now();
-            for (const auto& r : rows) {
-                std::string reason = r.reject_reason ? "rejected: " + *r.reject_reason : r.reason;
-                table.add({r.id_string(), r.agent, str(r.method),
-                           r.closed_at && r.phase != ShutdownPhase::rejected
-                               ? str(r.phase) + " (ended)"
-                               : str(r.phase),
-                           relative_time(r.requested_at, now),
-                           r.force_at ? relative_time(*r.force_at, now) : "-", cell(reason)});
+            for (const auto& q : rows) {
+                std::string phase = field(q, "phase");
+                std::string reason = q["rejectReason"].is_string()
+                                         ? "rejected: " + field(q, "rejectReason")
+                                         : field(q, "reason");
+                bool ended = q["closedAt"].is_string() &&
+                             parse_state<ShutdownPhase>(phase) != ShutdownPhase::rejected;
+                table.add({field(q, "requestId"), field(q, "agentId"), field(q, "method"),
+                           ended ? phase + " (ended)" : phase,
+                           relative_time(parse_iso8601(field(q, "requestedAt")), now),
+                           q["forceAt"].is_string()
+                               ? relative_time(parse_iso8601(field(q, "forceAt")), now)
+                               : "-",
+                           cell(reason)});
             }
             table.print(ctx.out());
-            return 0;
         });
-    optional_value(cmd, "NAME", *name, "the agent (default: you; the leader: every open request)");
     cmd->footer(
         "Phases: requested -> approved -> confirmed, or requested -> rejected; force_killed when\n"
         "force ended it. Exit 3 when the agent has never had a request.\n"

@@ -1,17 +1,13 @@
-// What every command needs, resolved once and in one place: the home and its store, the team
-// the command acts on (SPEC 1.1), the caller (SPEC 1.5), the clock and the output.
+// What every command needs: the core's resolution of home, team and caller (ops/core.hpp), the
+// global options it came from, and the output.
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 
-#include "base/time.hpp"
 #include "cli/output.hpp"
-#include "state/store.hpp"
-#include "team/teams.hpp"
-#include "tmux/tmux.hpp"
+#include "ops/core.hpp"
 
 namespace CLI {
 class App;
@@ -28,46 +24,21 @@ struct GlobalOptions {
     bool no_color = false;
 };
 
-class Context {
+// A command's view of the core (ops/core.hpp: the store, tmux, the team and the caller, resolved
+// from the global options), with the options themselves and the output.
+class Context : public ops::Core {
   public:
-    Context(GlobalOptions options, Output& out) : options_(std::move(options)), out_(out) {}
+    Context(GlobalOptions options, Output& out)
+        : ops::Core(ops::Identity{options.home, options.team, options.as}),
+          options_(std::move(options)),
+          out_(out) {}
 
     const GlobalOptions& options() const { return options_; }
     const Output& out() const { return out_; }
-    const Clock& clock() const { return clock_; }
-
-    // Opened on first use, creating the home if needed.
-    Store& store();
-    // The home's private tmux server (created on first use).
-    tmux::Tmux& tmux();
-    // Whether the home has a store yet. Commands that only read answer as for an empty home
-    // when it has none, rather than create one (a mistyped --home must not leave a directory).
-    bool has_store();
-    Teams& teams();
-
-    // The team named by `positional` (a command's own NAME argument) if given, else --team /
-    // TEAM_NAME, else the team of a `--as name@team`, else the only live team.
-    TeamRecord team(const std::optional<std::string>& positional = std::nullopt);
-
-    // Who runs this command, as a member of `team`.
-    Caller caller(const TeamRecord& team);
-
-    // The team only when one is named (--team, TEAM_NAME, --as name@team, or `positional`);
-    // never guessed. For commands that also work outside any team (background shells).
-    std::optional<TeamRecord> named_team(
-        const std::optional<std::string>& positional = std::nullopt);
-
-    // Who asked, for the activity log: the caller in `team`, else --as / TEAM_AGENT_ID, else
-    // "user".
-    std::string actor(const std::optional<TeamRecord>& team);
 
   private:
     GlobalOptions options_;
     Output& out_;
-    SystemClock clock_;
-    std::unique_ptr<Store> store_;
-    std::unique_ptr<Teams> teams_;
-    std::unique_ptr<tmux::Tmux> tmux_;
 };
 
 // A command's body: runs with the resolved context and returns the process exit code.

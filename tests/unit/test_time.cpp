@@ -9,6 +9,15 @@ TEST_CASE("times are ISO-8601 UTC with milliseconds", "[time]") {
     CHECK(iso8601(1795341845123) == "2026-11-22T10:04:05.123Z");
 }
 
+TEST_CASE("an ISO-8601 time reads back as the time it was written from", "[time]") {
+    for (EpochMs t : {EpochMs{0}, EpochMs{1795341845123}, EpochMs{951782400999}}) {
+        CHECK(parse_iso8601(iso8601(t)) == t);
+    }
+    CHECK(parse_iso8601("") == 0);
+    CHECK(parse_iso8601("2026-11-22 10:04:05") == 0);
+    CHECK(parse_iso8601("2026-11-22T10:04:05.123+01") == 0);
+}
+
 TEST_CASE("relative times read as a person would say them", "[time]") {
     EpochMs now = 1'000'000'000;
     CHECK(relative_time(now, now) == "just now");

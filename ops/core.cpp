@@ -1,0 +1,80 @@
+#include "ops/core.hpp"
+
+#include "state/home.hpp"
+#include "tmux/server.hpp"
+
+namespace team::ops {
+
+Core::Core(Identity identity, TmuxFactory tmux_factory)
+    : identity_(std::move(identity)), tmux_factory_(std::move(tmux_factory)) {}
+
+Core::~Core() = default;
+
+Store& Core::store() {
+    if (!store_) {
+        auto home = resolve_home(identity_.home);
+        ensure_home(home);
+        store_ = std::make_unique<Store>(home);
+    }
+    return *store_;
+}
+
+tmux::Tmux& Core::tmux() {
+    if (!tmux_) {
+        auto home = store().home();
+        if (tmux_factory_) {
+            tmux_ = tmux_factory_(home);
+        } else {
+            tmux_ = std::make_unique<tmux::TmuxClient>(tmux::TmuxServer::socket_args(home),
+                                                       tmux::TmuxServer::ensure_config(home));
+        }
+    }
+    return *tmux_;
+}
+
+Teams& Core::teams() {
+    if (!teams_) teams_ = std::make_unique<Teams>(store(), clock_);
+    return *teams_;
+}
+
+bool Core::has_store() {
+    return store_ || std::filesystem::exists(resolve_home(identity_.home) / "team.db");
+}
+
+TeamRecord Core::team(const std::optional<std::string>& positional) {
+    const auto& as = identity_.as;
+    if (!has_store()) {
+        auto name = positional ? positional : identity_.team;
+        if (!name && as && as->find('@') != std::string::npos) {
+            name = as->substr(as->find('@') + 1);
+        }
+        if (name) throw team_not_found(*name, {});
+        throw no_team_given({});
+    }
+    if (positional) return teams().find(*positional);
+    if (identity_.team) return teams().find(*identity_.team);
+    if (as) {
+        if (auto at = as->find('@'); at != std::string::npos) {
+            return teams().find(as->substr(at + 1));
+        }
+    }
+    return teams().resolve(std::nullopt);
+}
+
+Caller Core::caller(const TeamRecord& team) {
+    return teams().resolve_caller(team, identity_.as);
+}
+
+std::optional<TeamRecord> Core::named_team(const std::optional<std::string>& positional) {
+    const auto& as = identity_.as;
+    bool named = positional || identity_.team || (as && as->find('@') != std::string::npos);
+    if (!named) return std::nullopt;
+    return team(positional);
+}
+
+std::string Core::actor(const std::optional<TeamRecord>& team) {
+    if (team) return caller(*team).id();
+    return identity_.as.value_or("user");
+}
+
+}  // namespace team::ops

@@ -1,0 +1,165 @@
+// The operations table (SPEC 11). Every verb of SPEC 3-10 is one operation of the core, declared
+// once, in the manner of tmux's cmd_entry: its name, a summary, its parameters (types, defaults,
+// help), whether only the leader may run it, whether it reads or writes, whether it waits, and
+// its body. The rules every verb shares are applied here, once, by `invoke`: the values are
+// checked against the parameters, the team and the caller are resolved, the leader check is made,
+// agents are reconciled before a look, errors become one result (with the operation's own shape
+// kept when SPEC 1.4 asks for it) and one translation of the store's errors.
+//
+// The faces read the table: the command line declares its options from it (cli/operation.cpp),
+// the MCP server its tools' schemas, the HTTP API its routes. A face only parses, calls
+// `invoke` and prints.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.hpp"
+#include "ops/core.hpp"
+#include "state/records.hpp"
+
+namespace team::ops {
+
+enum class Type {
+    string,    // a name, an id, a path
+    text,      // free text (the command line also reads it from stdin with "-")
+    boolean,   // a flag
+    integer,   // a whole number from Param::min
+    duration,  // SPEC 1.3: 250ms, 5s, 2m, 1h; a bare number is seconds
+    strings,   // a list of strings (a repeatable option)
+    integers,  // a list of whole numbers from Param::min
+    command,   // CMD [ARGS...]: a program and its arguments, executed as given
+};
+
+struct Param {
+    std::string_view name;  // as JSON and MCP spell it (force_after); the CLI: --force-after
+    Type type = Type::string;
+    std::string_view help;
+    std::string_view placeholder = "";  // NAME, DUR, TEXT: how help shows the value
+    bool required = false;
+    bool positional = false;  // the command line takes it as an argument, not an option
+    std::string_view default_text = "";  // the default, as help and schemas show it
+    long long min = 0;                   // integers: the least value
+};
+
+enum class Access { read, write };
+
+// Where an operation works: in a team (resolved as SPEC 1.1 says), in a team only when one is
+// named (background shells), or outside any (list, create).
+enum class Scope { team, named_team, none };
+
+// How the face that made a request spells a parameter in its messages.
+enum class Naming { cli, json };
+
+struct Operation;
+
+// The values of one request, checked against the operation's parameters.
+class Args {
+  public:
+    // Throws a usage error for an unknown parameter, a value of the wrong type or a required
+    // one missing.
+    Args(const Operation& op, nlohmann::json values, Naming naming);
+
+    bool has(std::string_view name) const;
+    // A string or text parameter; "" when absent.
+    std::string string(std::string_view name) const;
+    std::optional<std::string> optional_string(std::string_view name) const;
+    bool flag(std::string_view name) const;
+    std::optional<long long> integer(std::string_view name) const;
+    std::optional<std::chrono::milliseconds> duration(std::string_view name) const;
+    std::vector<std::string> strings(std::string_view name) const;
+    std::vector<std::int64_t> integers(std::string_view name) const;
+
+    // How the face names the parameter: "--force-after" on the command line, "force_after"
+    // in JSON.
+    std::string label(std::string_view name) const;
+    const nlohmann::json& values() const { return values_; }
+    Naming naming() const { return naming_; }
+
+  private:
+    const Param& param(std::string_view name) const;
+    const Operation& op_;
+    nlohmann::json values_;
+    Naming naming_;
+};
+
+// What an operation hands back: its result document (SPEC's shape) and the exit code it stands
+// for. A refusal or failure that an operation reports in its own shape (kill-agent, shell kill)
+// is a result too, with `error` set.
+struct Result {
+    Result() = default;
+    Result(nlohmann::json document, int code = 0) : doc(std::move(document)), exit_code(code) {}
+
+    nlohmann::json doc;
+    int exit_code = 0;
+    std::optional<Error> error;
+    // What a person's view needs beyond the document (open task counts beside the agents),
+    // never part of the JSON a face returns.
+    nlohmann::json view = nullptr;
+    bool ok() const { return exit_code == 0; }
+};
+
+// What a waiting operation reports as it goes (teardown: each agent's end as it is known); the
+// command line prints it on a terminal, the MCP server sends it as progress notifications.
+using Progress = std::function<void(const nlohmann::json& event)>;
+
+// What a body gets: the core, the checked values, and the team when the operation works in one
+// (resolved, leader-checked and reconciled before the body runs).
+struct Request {
+    Request(Core& c, const Operation& o, const Args& a) : core(c), op(o), args(a) {}
+
+    Core& core;
+    const Operation& op;
+    const Args& args;
+    std::optional<TeamRecord> team;
+    Progress progress;  // may be empty
+
+    // Who asks, as a member of the team: resolved on first use, so an operation that only reads
+    // does not require the caller to be a member.
+    const Caller& caller();
+
+  private:
+    std::optional<Caller> caller_;
+};
+
+struct Operation {
+    std::string_view name;     // snake_case: the MCP tool's name, the HTTP route's last word
+    std::string_view command;  // the command line's words: "kill-agent", "shell kill"
+    std::string_view summary;
+    std::vector<Param> params;
+    Access access = Access::read;
+    Scope scope = Scope::team;
+    bool leader_only = false;
+    std::string_view leader_action = "";  // "kill agents": what the refusal says was attempted
+    bool waits = false;                   // may block (--wait, --timeout, --follow)
+    bool reconcile = false;  // agents are checked against tmux and the OS before the body
+    // The parameter that names the team, when the operation takes it as its own argument
+    // (status NAME, delete NAME); else the identity's team.
+    std::string_view team_param = "";
+    Result (*body)(Request&) = nullptr;
+    // The result's shape kept on error (SPEC 1.4), from the request's values: the runner adds
+    // success false, error and code. Null: the plain error document.
+    nlohmann::json (*error_shape)(const Args&) = nullptr;
+};
+
+// Every operation, in the order the faces list them.
+std::span<const Operation* const> operations();
+// By name (kill_agent) or by command line words (kill-agent, "shell kill"); null when unknown.
+const Operation* find_operation(std::string_view name);
+const Operation* find_command(std::string_view words);
+
+// Runs `op` for `values` as `core`'s identity asks. Never throws a team::Error: every error is a
+// Result with `error` set, its document {success: false, error, code} or the operation's shape.
+Result invoke(Core& core, const Operation& op, const nlohmann::json& values, Naming naming,
+              Progress progress = {});
+
+// The result of an error, in the operation's shape when it has one.
+Result error_result(const Operation& op, const Args* args, const Error& error);
+
+}  // namespace team::ops

@@ -1,0 +1,133 @@
+// The operations of teams (SPEC 3): create, list, status, delete.
+#include <filesystem>
+
+#include "base/time.hpp"
+#include "ops/operation.hpp"
+#include "ops/table.hpp"
+#include "team/shutdown.hpp"
+#include "tmux/server.hpp"
+
+namespace team::ops {
+
+namespace {
+
+Result create(Request& r) {
+    Teams::CreateRequest request;
+    request.name = r.args.string("name");
+    request.description = r.args.string("description");
+    request.cwd = r.args.string("cwd");
+    request.leader = r.args.string("leader");
+    // The caller becomes the leader: `leader`, else the name the caller goes by, else "leader".
+    if (request.leader.empty()) {
+        auto as = r.core.identity().as.value_or("leader");
+        request.leader = as.substr(0, as.find('@'));
+    }
+    if (request.cwd.empty()) request.cwd = std::filesystem::current_path().string();
+    TeamRecord t = r.core.teams().create(request);
+    return {{{"name", t.name},
+             {"leader", t.leader_id()},
+             {"createdAt", iso8601(t.created_at)},
+             {"cwd", t.cwd},
+             {"description", t.description}}};
+}
+
+Result list(Request& r) {
+    nlohmann::json doc = nlohmann::json::array();
+    if (r.core.has_store()) {
+        for (const auto& t : r.core.teams().list(r.args.flag("all"))) doc.push_back(to_json(t));
+    }
+    return {doc};
+}
+
+Result status(Request& r) {
+    // Read again after the reconcile: its counts of live agents may have changed.
+    TeamRecord team = r.core.teams().find(r.team->name);
+    TeamStatus s = r.core.teams().status(team);
+    auto shutdowns = open_requests(r.core.store().db(), team.id);
+    auto socket = tmux::TmuxServer::socket_args(r.core.store().home());
+    bool running = tmux::TmuxServer::server_alive(r.core.store().home());
+    nlohmann::json doc = to_json(s.team);
+    doc["agents"] = nlohmann::json::array();
+    for (const auto& a : s.agents) doc["agents"].push_back(to_json(a));
+    doc["tasks"] = s.tasks;
+    doc["shutdownRequests"] = nlohmann::json::array();
+    for (const auto& q : shutdowns) doc["shutdownRequests"].push_back(to_json(q));
+    doc["tmux"] = {{"socket", socket[1]}, {"running", running}};
+    return {doc};
+}
+
+Result remove(Request& r) {
+    r.core.teams().remove(*r.team, r.caller());
+    return {{{"success", true}, {"name", r.team->name}}};
+}
+
+}  // namespace
+
+const Operation create_team_op{
+    .name = "create_team",
+    .command = "create",
+    .summary = "make a team; the caller becomes its leader",
+    .params = {{.name = "name",
+                .help = "the team's name: letters, digits, '_' and '-', at most 64",
+                .placeholder = "NAME",
+                .required = true,
+                .positional = true},
+               {.name = "description",
+                .type = Type::text,
+                .help = "what the team is for ('-': read it from stdin)",
+                .placeholder = "TEXT"},
+               {.name = "cwd",
+                .help = "the team's working directory, where agents start (default: the current "
+                        "directory)",
+                .placeholder = "DIR"},
+               {.name = "leader",
+                .help = "the leader's member name (default: the caller's name from --as or "
+                        "TEAM_AGENT_ID, else leader)",
+                .placeholder = "NAME"}},
+    .access = Access::write,
+    .scope = Scope::none,
+    .body = create,
+};
+
+const Operation list_teams_op{
+    .name = "list_teams",
+    .command = "list",
+    .summary = "all teams: name, live agents/total, open tasks, created",
+    .params = {{.name = "all", .type = Type::boolean, .help = "also list dissolved teams"}},
+    .access = Access::read,
+    .scope = Scope::none,
+    .body = list,
+};
+
+const Operation team_status_op{
+    .name = "team_status",
+    .command = "status",
+    .summary = "the team, its leader, its live agents (checked against tmux and the OS), its task "
+               "counts, open shutdown requests and its tmux server",
+    .params = {{.name = "name",
+                .help = "the team (default: --team, TEAM_NAME, or the only live team)",
+                .placeholder = "NAME",
+                .positional = true}},
+    .access = Access::read,
+    .reconcile = true,
+    .team_param = "name",
+    .body = status,
+};
+
+const Operation delete_team_op{
+    .name = "delete_team",
+    .command = "delete",
+    .summary = "remove a team that has no live agent, with all its records",
+    .params = {{.name = "name",
+                .help = "the team to delete",
+                .placeholder = "NAME",
+                .required = true,
+                .positional = true}},
+    .access = Access::write,
+    .leader_only = true,
+    .leader_action = "delete the team",
+    .team_param = "name",
+    .body = remove,
+};
+
+}  // namespace team::ops
