@@ -179,15 +179,12 @@ const Caller& Request::caller() {
     return *caller_;
 }
 
-Result error_result(const Operation& op, const Args* args, const Error& error) {
+Result error_result(const Operation& op, const nlohmann::json& values, const Error& error) {
     Result r;
     r.exit_code = exit_code(error.code());
     r.error = error;
-    if (op.error_shape && args) {
-        r.doc = op.error_shape(*args);
-    } else {
-        r.doc = nlohmann::json::object();
-    }
+    r.doc = op.error_shape ? op.error_shape(values.is_object() ? values : nlohmann::json::object())
+                           : nlohmann::json::object();
     r.doc["success"] = false;
     r.doc["error"] = error.what();
     r.doc["code"] = code_name(error.code());
@@ -223,7 +220,7 @@ Result invoke(Core& core, const Operation& op, const nlohmann::json& values, Nam
             rethrow_store_error(e);  // busy, read-only, full: the one translation (state/store)
         }
     } catch (const Error& e) {
-        return error_result(op, args ? &*args : nullptr, e);
+        return error_result(op, values, e);
     }
 }
 

@@ -143,9 +143,10 @@ struct Operation {
     // (status NAME, delete NAME); else the identity's team.
     std::string_view team_param = "";
     Result (*body)(Request&) = nullptr;
-    // The result's shape kept on error (SPEC 1.4), from the request's values: the runner adds
-    // success false, error and code. Null: the plain error document.
-    nlohmann::json (*error_shape)(const Args&) = nullptr;
+    // The result's shape kept on error (SPEC 1.4), from the request's values as given (they may
+    // be what was refused): the runner adds success false, error and code. Null: the plain
+    // error document.
+    nlohmann::json (*error_shape)(const nlohmann::json& values) = nullptr;
 };
 
 // Every operation, in the order the faces list them.
@@ -160,6 +161,6 @@ Result invoke(Core& core, const Operation& op, const nlohmann::json& values, Nam
               Progress progress = {});
 
 // The result of an error, in the operation's shape when it has one.
-Result error_result(const Operation& op, const Args* args, const Error& error);
+Result error_result(const Operation& op, const nlohmann::json& values, const Error& error);
 
 }  // namespace team::ops

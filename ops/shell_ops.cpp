@@ -40,8 +40,10 @@ Result kill_shell(Request& r) {
 }
 
 // The kill keeps its shape on every error (SPEC 1.4).
-nlohmann::json kill_shell_shape(const Args& a) {
-    return {{"success", false},      {"shell_id", a.string("id")}, {"signal_sent", "none"},
+nlohmann::json kill_shell_shape(const nlohmann::json& values) {
+    auto id = values.find("id");
+    std::string shell = id != values.end() && id->is_string() ? id->get<std::string>() : "";
+    return {{"success", false},      {"shell_id", shell},    {"signal_sent", "none"},
             {"force_killed", false}, {"exit_code", nullptr},       {"exitStatus", nullptr},
             {"error", nullptr}};
 }

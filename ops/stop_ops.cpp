@@ -24,10 +24,13 @@ Result kill_agent(Request& r) {
 }
 
 // SPEC 1.4: the result keeps its shape on every error.
-nlohmann::json kill_agent_shape(const Args& a) {
+nlohmann::json kill_agent_shape(const nlohmann::json& values) {
     KillResult result;
-    result.agent_id = a.string("name");
-    result.method = a.flag("force") ? ShutdownMethod::force : ShutdownMethod::graceful;
+    auto name = values.find("name");
+    if (name != values.end() && name->is_string()) result.agent_id = name->get<std::string>();
+    result.method =
+        values.value("force", nlohmann::json(false)) == true ? ShutdownMethod::force
+                                                             : ShutdownMethod::graceful;
     nlohmann::json doc = to_json(result);
     doc["phase"] = nullptr;
     doc["requestId"] = nullptr;

@@ -184,6 +184,18 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     proc::terminate_tree(agent_target(store_.home(), agent, false), SIGTERM, o.grace, true);
     if (!await_end(agent.id, SteadyClock::now() + kSupervisorWait)) {
         finish_here(team, agent.id, caller.id());
+    } else if (agent.pane_id && agent.supervisor_pid) {
+        // The supervisor removes its pane before it records the end, but the `tmux kill-pane`
+        // it runs for that is below it, in the tree this command was still ending: the last
+        // sweep of the tree can kill it, and the pane stays (remain-on-exit). Whatever is left
+        // of the pane goes here.
+        try {
+            tmux::TmuxServer server(tmux_);
+            server.kill_pane_run_by(server.list_panes(), *agent.pane_id, team.name,
+                                    static_cast<pid_t>(*agent.supervisor_pid));
+        } catch (const std::exception&) {
+            // the agent has ended and is recorded; a pane left is dead and its session's to end
+        }
     }
 
     KillResult result;

@@ -96,6 +96,10 @@ TEST_CASE("values are checked against the table before anything is looked up", "
     CHECK(r.doc["error"].get<std::string>().find("grace") != std::string::npos);
     r = home.run("kill_agent", {{"name", "w"}, {"grace", "soon"}}, std::nullopt, Naming::cli);
     CHECK(r.doc["error"].get<std::string>().find("--grace") != std::string::npos);
+    // A refused value keeps the result's shape too (SPEC 1.4).
+    CHECK(r.doc["agentId"] == "w");
+    CHECK(r.doc["method"] == "graceful");
+    CHECK(r.doc["reassignedTasks"] == Json::array());
 
     r = home.run("list_teams", Json::array({1, 2}));
     CHECK(r.exit_code == 2);
