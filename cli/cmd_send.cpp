@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/input.hpp"
 #include "cli/op_command.hpp"
 #include "ops/table.hpp"
 
@@ -19,6 +20,13 @@ void add_send_command(CLI::App& app) {
                             : " (not notified: " + doc["notifyError"].get<std::string>() + ")";
             }
             ctx.out().line(line);
+        }
+    },
+    {}, [](nlohmann::json& values) {
+        // `team send --all TEXT`: the one word given is the text ('-': stdin).
+        if (values.value("all", false) && values.contains("to") && !values.contains("text")) {
+            values["text"] = text_argument(values["to"].get<std::string>());
+            values.erase("to");
         }
     });
     cmd->footer(

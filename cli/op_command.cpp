@@ -42,15 +42,17 @@ nlohmann::json collect(const ops::Operation& op, const Slots& slots) {
 }  // namespace
 
 CLI::App* add_operation(CLI::App& parent, const ops::Operation& op, Printer print,
-                        ProgressPrinter progress) {
+                        ProgressPrinter progress, Adjust adjust) {
     auto slots = std::make_shared<Slots>();
     std::string_view words = op.command;
     auto space = words.rfind(' ');
     std::string word(space == std::string_view::npos ? words : words.substr(space + 1));
-    auto action = [&op, slots, print, progress](Context& ctx) {
+    auto action = [&op, slots, print, progress, adjust](Context& ctx) {
         ops::Progress report;
         if (progress) report = [&](const nlohmann::json& event) { progress(ctx, event); };
-        ops::Result r = ops::invoke(ctx, op, collect(op, *slots), ops::Naming::cli, report);
+        nlohmann::json values = collect(op, *slots);
+        if (adjust) adjust(values);
+        ops::Result r = ops::invoke(ctx, op, values, ops::Naming::cli, report);
         if (ctx.out().json()) {
             ctx.out().print_json(r.doc);
             return r.exit_code;

@@ -29,10 +29,7 @@ Result send(Request& r) {
     SendRequest request;
     request.all = a.flag("all");
     bool has_to = a.has("to"), has_text = a.has("text");
-    // On the command line `team send --all TEXT` gives its text as the first word.
-    if (request.all && has_to && !has_text && r.args.naming() == Naming::cli) {
-        request.text = a.string("to");
-    } else if (request.all ? (has_to || !has_text) : (!has_to || !has_text)) {
+    if (request.all ? (has_to || !has_text) : (!has_to || !has_text)) {
         throw usage_error(request.all ? "give only the text with --all: team send --all TEXT"
                                       : "give a recipient and a text: team send TO TEXT");
     } else {
