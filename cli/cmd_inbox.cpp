@@ -32,10 +32,9 @@ void print_message(const Output& out, const nlohmann::json& m, EpochMs now) {
     }
     if (!m["data"].is_null()) {
         body += "    " +
-                out.dim("data: " +
-                        cell(m["data"].dump(-1, ' ', false,
-                                            nlohmann::json::error_handler_t::replace),
-                             200)) +
+                out.dim("data: " + cell(m["data"].dump(-1, ' ', false,
+                                                       nlohmann::json::error_handler_t::replace),
+                                        200)) +
                 "\n";
     }
     body.pop_back();

@@ -18,12 +18,11 @@ void add_list_command(CLI::App& app) {
         auto now = ctx.clock().now();
         for (const auto& t : r.doc) {
             std::string status = t["status"];
-            table.add({t["name"],
-                       t["liveAgents"].dump() + "/" + t["totalAgents"].dump(),
+            table.add({t["name"], t["liveAgents"].dump() + "/" + t["totalAgents"].dump(),
                        t["openTasks"].dump(),
-                       parse_state<TeamState>(status) == TeamState::active ? out.green(status) : out.dim(status),
-                       relative_time(parse_iso8601(t["createdAt"]), now),
-                       cell(t["description"])});
+                       parse_state<TeamState>(status) == TeamState::active ? out.green(status)
+                                                                           : out.dim(status),
+                       relative_time(parse_iso8601(t["createdAt"]), now), cell(t["description"])});
         }
         table.print(out);
     });

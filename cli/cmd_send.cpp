@@ -9,26 +9,29 @@
 namespace team::cli {
 
 void add_send_command(CLI::App& app) {
-    auto* cmd = add_operation(app, ops::send_message_op, [](Context& ctx, const ops::Result& r) {
-        std::string team = r.view["team"];
-        for (const auto& doc : r.view["messages"]) {
-            std::string line = "sent message " + doc["id"].dump() + " to " +
-                               doc["to"].get<std::string>() + "@" + team;
-            if (doc.contains("notified")) {
-                line += doc["notified"] == true
-                            ? " (notified in its pane)"
-                            : " (not notified: " + doc["notifyError"].get<std::string>() + ")";
+    auto* cmd = add_operation(
+        app, ops::send_message_op,
+        [](Context& ctx, const ops::Result& r) {
+            std::string team = r.view["team"];
+            for (const auto& doc : r.view["messages"]) {
+                std::string line = "sent message " + doc["id"].dump() + " to " +
+                                   doc["to"].get<std::string>() + "@" + team;
+                if (doc.contains("notified")) {
+                    line += doc["notified"] == true
+                                ? " (notified in its pane)"
+                                : " (not notified: " + doc["notifyError"].get<std::string>() + ")";
+                }
+                ctx.out().line(line);
             }
-            ctx.out().line(line);
-        }
-    },
-    {}, [](nlohmann::json& values) {
-        // `team send --all TEXT`: the one word given is the text ('-': stdin).
-        if (values.value("all", false) && values.contains("to") && !values.contains("text")) {
-            values["text"] = text_argument(values["to"].get<std::string>());
-            values.erase("to");
-        }
-    });
+        },
+        {},
+        [](nlohmann::json& values) {
+            // `team send --all TEXT`: the one word given is the text ('-': stdin).
+            if (values.value("all", false) && values.contains("to") && !values.contains("text")) {
+                values["text"] = text_argument(values["to"].get<std::string>());
+                values.erase("to");
+            }
+        });
     cmd->footer(
         "The recipient must be a live member of the team: an unknown one (exit 3) or a\n"
         "terminated one (exit 4) is refused and nothing is stored.\n"

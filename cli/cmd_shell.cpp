@@ -301,8 +301,7 @@ void add_kill(CLI::App& shell) {
         ctx.out().line(doc["signal_sent"] == "none"
                            ? id + ": " + doc["error"].get<std::string>()
                            : "killed " + id + " (" + doc["signal_sent"].get<std::string>() +
-                                 (doc["force_killed"] == true ? ", then SIGKILL" : "") + ")" +
-                                 how);
+                                 (doc["force_killed"] == true ? ", then SIGKILL" : "") + ")" + how);
     });
     cmd->footer(
         "The signal goes to the whole tree: the process group and every descendant, also those\n"

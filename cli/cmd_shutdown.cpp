@@ -31,8 +31,8 @@ void add_approve(CLI::App& parent) {
 void add_reject(CLI::App& parent) {
     auto* cmd =
         add_operation(parent, ops::reject_shutdown_op, [](Context& ctx, const ops::Result& r) {
-            std::string human = "rejected shutdown request " + field(r.doc, "requestId") +
-                                "; you are active again";
+            std::string human =
+                "rejected shutdown request " + field(r.doc, "requestId") + "; you are active again";
             if (r.doc["forceAt"].is_string()) {
                 human += " (its deadline still holds: force-killed at " + field(r.doc, "forceAt") +
                          " unless you confirm before)";
@@ -51,8 +51,8 @@ void add_confirm(CLI::App& parent) {
             std::string agent = field(r.doc, "agentId");
             ctx.out().line(r.doc["closedAt"].is_string()
                                ? agent + " has ended (" + field(r.doc, "phase") + ")"
-                               : "confirmed shutdown request " + field(r.doc, "requestId") +
-                                     "; " + agent + " is ending");
+                               : "confirmed shutdown request " + field(r.doc, "requestId") + "; " +
+                                     agent + " is ending");
         });
     cmd->footer(
         "Run from your own pane, it returns at once and your pane's supervisor completes the\n"

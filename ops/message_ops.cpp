@@ -68,14 +68,13 @@ Result read_inbox(Request& r) {
     nlohmann::json doc = nlohmann::json::array();
     for (const auto& m : result.messages) doc.push_back(to_json(m));
     Result out(doc, result.timed_out ? exit_code(ErrorCode::timeout) : 0);
-    out.view = {{"timedOut", result.timed_out},
-                {"wait", a.string("wait")},
-                {"unread", q.unread}};
+    out.view = {{"timedOut", result.timed_out}, {"wait", a.string("wait")}, {"unread", q.unread}};
     return out;
 }
 
 Result ack(Request& r) {
-    auto result = Messages(r.core.store(), r.core.clock()).ack(*r.team, r.caller(), r.args.integers("ids"));
+    auto result =
+        Messages(r.core.store(), r.core.clock()).ack(*r.team, r.caller(), r.args.integers("ids"));
     return {{{"success", true}, {"acked", result.acked}, {"alreadyRead", result.already_read}}};
 }
 

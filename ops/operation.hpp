@@ -43,7 +43,7 @@ struct Param {
     std::string_view help;
     std::string_view placeholder = "";  // NAME, DUR, TEXT: how help shows the value
     bool required = false;
-    bool positional = false;  // the command line takes it as an argument, not an option
+    bool positional = false;             // the command line takes it as an argument, not an option
     std::string_view default_text = "";  // the default, as help and schemas show it
     long long min = 0;                   // integers: the least value
 };

@@ -20,8 +20,8 @@ std::optional<TeamRecord> team_of(Core& core, const proc::ShellRecord& shell) {
 Result kill_shell(Request& r) {
     const auto& a = r.args;
     std::string id = a.string("id");
-    int sig = proc::parse_signal(a.optional_string("signal").value_or("SIGTERM"),
-                                 a.label("signal"), true);
+    int sig = proc::parse_signal(a.optional_string("signal").value_or("SIGTERM"), a.label("signal"),
+                                 true);
     Millis timeout = a.duration("timeout").value_or(Millis(5000));
     if (!r.core.has_store()) throw not_found("Shell not found: " + id);
     Shells shells(r.core.store(), r.core.clock());
@@ -44,7 +44,7 @@ nlohmann::json kill_shell_shape(const nlohmann::json& values) {
     auto id = values.find("id");
     std::string shell = id != values.end() && id->is_string() ? id->get<std::string>() : "";
     return {{"success", false},      {"shell_id", shell},    {"signal_sent", "none"},
-            {"force_killed", false}, {"exit_code", nullptr},       {"exitStatus", nullptr},
+            {"force_killed", false}, {"exit_code", nullptr}, {"exitStatus", nullptr},
             {"error", nullptr}};
 }
 

@@ -28,9 +28,8 @@ nlohmann::json kill_agent_shape(const nlohmann::json& values) {
     KillResult result;
     auto name = values.find("name");
     if (name != values.end() && name->is_string()) result.agent_id = name->get<std::string>();
-    result.method =
-        values.value("force", nlohmann::json(false)) == true ? ShutdownMethod::force
-                                                             : ShutdownMethod::graceful;
+    result.method = values.value("force", nlohmann::json(false)) == true ? ShutdownMethod::force
+                                                                         : ShutdownMethod::graceful;
     nlohmann::json doc = to_json(result);
     doc["phase"] = nullptr;
     doc["requestId"] = nullptr;
@@ -158,9 +157,8 @@ Result teardown(Request& r) {
     return {doc, ok ? 0 : 1};
 }
 
-const Param kRequestId{.name = "request",
-                       .help = "the request (default: your newest open one)",
-                       .placeholder = "ID"};
+const Param kRequestId{
+    .name = "request", .help = "the request (default: your newest open one)", .placeholder = "ID"};
 
 }  // namespace
 

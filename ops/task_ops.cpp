@@ -18,16 +18,16 @@ TaskList task_list(Request& r) {
 
 Result add_task(Request& r) {
     const auto& a = r.args;
-    tasks::NewTask request{a.string("subject"), a.string("description"),
-                           a.optional_string("owner"), a.strings("blocked_by")};
+    tasks::NewTask request{a.string("subject"), a.string("description"), a.optional_string("owner"),
+                           a.strings("blocked_by")};
     return {tasks::to_json(task_list(r).add(*r.team, r.caller(), request))};
 }
 
 Result list_tasks(Request& r) {
     const auto& a = r.args;
-    auto list = task_list(r).list(*r.team, tasks::TaskFilter{a.optional_string("owner"),
-                                                             a.optional_string("status"),
-                                                             a.flag("available")});
+    auto list = task_list(r).list(
+        *r.team, tasks::TaskFilter{a.optional_string("owner"), a.optional_string("status"),
+                                   a.flag("available")});
     nlohmann::json doc = nlohmann::json::array();
     for (const auto& t : list) doc.push_back(tasks::to_json(t));
     Result result{doc};
@@ -55,11 +55,8 @@ Result complete_task(Request& r) {
     return {tasks::to_json(task_list(r).done(*r.team, r.caller(), r.args.string("id")))};
 }
 
-const Param kTaskId{.name = "id",
-                    .help = "the task",
-                    .placeholder = "ID",
-                    .required = true,
-                    .positional = true};
+const Param kTaskId{
+    .name = "id", .help = "the task", .placeholder = "ID", .required = true, .positional = true};
 
 }  // namespace
 

@@ -102,8 +102,9 @@ const Operation list_teams_op{
 const Operation team_status_op{
     .name = "team_status",
     .command = "status",
-    .summary = "the team, its leader, its live agents (checked against tmux and the OS), its task "
-               "counts, open shutdown requests and its tmux server",
+    .summary =
+        "the team, its leader, its live agents (checked against tmux and the OS), its task "
+        "counts, open shutdown requests and its tmux server",
     .params = {{.name = "name",
                 .help = "the team (default: --team, TEAM_NAME, or the only live team)",
                 .placeholder = "NAME",
