@@ -18,8 +18,7 @@ void print_human(const Context& ctx, const nlohmann::json& t) {
     if (!description.empty()) out.line(out.bold("about") + "      " + cell(description, 200));
     out.line(out.bold("leader") + "     " + t["leader"].get<std::string>());
     out.line(out.bold("cwd") + "        " + t["cwd"].get<std::string>());
-    out.line(out.bold("created") + "    " +
-             relative_time(parse_iso8601(t["createdAt"]), now));
+    out.line(out.bold("created") + "    " + relative_time(parse_iso8601(t["createdAt"]), now));
     out.line(out.bold("agents") + "     " + t["liveAgents"].dump() + " live, " +
              t["totalAgents"].dump() + " in all");
     auto count = [&](const char* status) {
@@ -54,9 +53,8 @@ void print_human(const Context& ctx, const nlohmann::json& t) {
 }  // namespace
 
 void add_status_command(CLI::App& app) {
-    auto* cmd = add_operation(app, ops::team_status_op, [](Context& ctx, const ops::Result& r) {
-        print_human(ctx, r.doc);
-    });
+    auto* cmd = add_operation(app, ops::team_status_op,
+                              [](Context& ctx, const ops::Result& r) { print_human(ctx, r.doc); });
     cmd->footer("Example: team status web --json");
 }
 

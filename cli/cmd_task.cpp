@@ -80,10 +80,10 @@ void add_list(CLI::App& task) {
         auto now = ctx.clock().now();
         Table table({"ID", "STATUS", "OWNER", "BLOCKED BY", "UPDATED", "SUBJECT"});
         for (const auto& t : r.doc) {
-            table.add({t["id"], status_text(out, t["status"]), or_dash(t["owner"]),
-                       ids_text(t["blockedBy"]), relative_time(time_of(t["updatedAt"]), now),
-                       cell(t["subject"]) + (t["warning"].is_string() ? " " + out.yellow("(!)")
-                                                                      : "")});
+            table.add(
+                {t["id"], status_text(out, t["status"]), or_dash(t["owner"]),
+                 ids_text(t["blockedBy"]), relative_time(time_of(t["updatedAt"]), now),
+                 cell(t["subject"]) + (t["warning"].is_string() ? " " + out.yellow("(!)") : "")});
         }
         table.print(out);
     });

@@ -54,7 +54,8 @@ CLI::App* add_operation(CLI::App& parent, const ops::Operation& op, Printer prin
         if (adjust) adjust(values);
         ops::Result r = ops::invoke(ctx, op, values, ops::Naming::cli, report);
         if (ctx.out().json()) {
-            ctx.out().print_json(r.doc);
+            // A following operation has printed its stream as progress: no document after it.
+            if (!r.doc.is_null()) ctx.out().print_json(r.doc);
             return r.exit_code;
         }
         if (r.error) throw *r.error;
@@ -67,6 +68,7 @@ CLI::App* add_operation(CLI::App& parent, const ops::Operation& op, Printer prin
         std::string help(p.help);
         std::string flag = "--" + name;
         std::replace(flag.begin(), flag.end(), '_', '-');
+        if (!p.alias.empty()) flag = std::string(p.alias) + "," + flag;
         CLI::Option* option = nullptr;
         switch (p.type) {
             case ops::Type::boolean:

@@ -1,12 +1,42 @@
-// The operations of agents (SPEC 4).
+// The operations of agents (SPEC 4): spawn, list, attach, logs, prompt.
+#include <fstream>
+#include <sstream>
+
+#include "base/text.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
+#include "state/change_watch.hpp"
+#include "state/members.hpp"
 #include "tasks/tasks.hpp"
 #include "team/agents.hpp"
 
 namespace team::ops {
 
 namespace {
+
+nlohmann::json optional_json(const auto& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+Result spawn_agent(Request& r) {
+    SpawnRequest request;
+    request.name = r.args.string("name");
+    request.role = r.args.string("role");
+    // An empty --cwd or --color is the default, as it always was.
+    if (auto cwd = r.args.optional_string("cwd"); cwd && !cwd->empty()) request.cwd = cwd;
+    if (auto color = r.args.optional_string("color"); color && !color->empty()) {
+        request.color = color;
+    }
+    request.env = r.args.strings("env");
+    request.argv = r.args.strings("command");
+    Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
+    AgentRecord a = agents.spawn(*r.team, r.caller(), request);
+    return Result({{"agentId", a.id_string()},
+                   {"name", a.name},
+                   {"paneId", optional_json(a.pane_id)},
+                   {"pid", optional_json(a.pid)},
+                   {"color", optional_json(a.color)}});
+}
 
 Result list_agents(Request& r) {
     const TeamRecord& team = *r.team;
@@ -19,7 +49,135 @@ Result list_agents(Request& r) {
     return result;
 }
 
+// Where a terminal attaches: the team's session, with the named agent's pane (else the first
+// live agent's) selected. The face replaces itself with tmux (tmux::TmuxServer::exec_attach).
+Result attach(Request& r) {
+    const TeamRecord& team = *r.team;
+    Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
+    auto live = agents.list(team, false);
+    if (live.empty()) throw refused("team " + quote(team.name) + " has no live agent to attach to");
+    std::string pane = live.front().pane_id.value_or("");
+    if (auto name = r.args.optional_string("name")) {
+        pane = agents.find(team, *name).pane_id.value_or("");
+    }
+    return Result({{"team", team.name}, {"session", team.name}, {"paneId", pane}});
+}
+
+std::string read_from(const std::string& path, std::size_t offset) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    in.seekg(static_cast<std::streamoff>(offset));
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// The last `lines` lines of `text`.
+std::string last_lines(const std::string& text, long long lines) {
+    if (lines <= 0) return text;
+    size_t pos = text.size();
+    if (pos > 0 && text[pos - 1] == '\n') --pos;
+    for (long long n = 0; pos > 0; --pos) {
+        if (text[pos - 1] == '\n' && ++n == lines) break;
+    }
+    return text.substr(pos);
+}
+
+// What the agent's pane showed, from its log file (kept after the pane is gone). --follow
+// reports each fresh chunk as a progress event {output} until the agent has ended, and returns
+// no document: the stream was the answer.
+Result agent_logs(Request& r) {
+    Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
+    AgentRecord agent = agents.find(*r.team, r.args.string("name"), true);
+    std::string path = agent.log_file.value_or("");
+    std::string all = read_from(path, 0);
+    std::string text = last_lines(all, r.args.integer("lines").value_or(0));
+    if (!r.args.flag("follow")) {
+        return Result({{"agentId", agent.id_string()}, {"logFile", path}, {"output", text}});
+    }
+    std::size_t offset = all.size();
+    auto emit = [&](const std::string& chunk) {
+        if (!chunk.empty() && r.progress) r.progress({{"output", chunk}});
+    };
+    emit(text);
+    std::filesystem::path file(path);
+    ChangeWatch file_watch(file.parent_path(), file.filename().string());
+    ChangeWatch store_watch(r.core.store().home());
+    for (;;) {
+        std::string fresh = read_from(path, offset);
+        offset += fresh.size();
+        emit(fresh);
+        auto now = load_agent(r.core.store(), agent.id);
+        if (!now || !now->live()) {
+            emit(read_from(path, offset));
+            return Result(nullptr);
+        }
+        file_watch.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5),
+                              {store_watch.fd()});
+    }
+}
+
+// A text typed into a pane: at most 1 MiB, and no control character that would act as a key.
+void check_prompt_text(const Args& args) {
+    std::string text = args.string("text");
+    if (text.size() > (1u << 20)) throw usage_error("the text is longer than 1 MiB");
+    for (unsigned char c : text) {
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+            throw usage_error("the text holds a control character (" +
+                              quote(std::string(1, static_cast<char>(c))) +
+                              "): it would act as a key (Ctrl-C, Escape...) in the pane");
+        }
+    }
+}
+
+Result prompt_agent(Request& r) {
+    std::string text = r.args.string("text");
+    Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
+    AgentRecord agent = agents.find(*r.team, r.args.string("name"), true);
+    if (!agent.live()) {
+        throw refused("agent " + quote(agent.name) + " is terminated (" +
+                      agent.exit_reason.value_or("ended") + "); there is no pane to type into");
+    }
+    if (!agent.pane_id) throw refused("agent " + quote(agent.name) + " has no pane yet");
+    agents.server().type_text(*agent.pane_id, text, !r.args.flag("no_enter"));
+    return Result({{"success", true},
+                   {"agentId", agent.id_string()},
+                   {"paneId", *agent.pane_id},
+                   {"bytes", text.size()}});
+}
+
 }  // namespace
+
+const Operation spawn_agent_op{
+    .name = "spawn_agent",
+    .command = "spawn",
+    .summary = "leader only: start CMD as a new agent in a pane of the team's tmux session",
+    .params =
+        {
+            {.name = "name",
+             .help = "the agent's name: letters, digits, '_' and '-', at most 64",
+             .placeholder = "NAME",
+             .required = true,
+             .positional = true},
+            {.name = "role", .help = "what the agent does (free text)", .placeholder = "ROLE"},
+            {.name = "cwd",
+             .help = "where CMD starts (default: the team's directory)",
+             .placeholder = "DIR"},
+            {.name = "env",
+             .type = Type::strings,
+             .help = "an environment variable for CMD (repeatable)",
+             .placeholder = "K=V"},
+            {.name = "color",
+             .help = "blue, green, yellow, magenta, cyan, red, orange, purple, pink or teal "
+                     "(default: the first free one)",
+             .placeholder = "COLOR"},
+            {.name = "command", .type = Type::command, .help = "", .placeholder = "CMD"},
+        },
+    .access = Access::write,
+    .leader_only = true,
+    .leader_action = "spawn agents",
+    .body = spawn_agent,
+};
 
 const Operation list_agents_op{
     .name = "list_agents",
@@ -28,6 +186,72 @@ const Operation list_agents_op{
     .params = {{.name = "all", .type = Type::boolean, .help = "also list terminated agents"}},
     .access = Access::read,
     .body = list_agents,
+};
+
+const Operation attach_op{
+    .name = "attach",
+    .command = "attach",
+    .summary = "attach this terminal to the team's tmux session",
+    .params = {{.name = "name",
+                .help = "the agent whose pane is selected (default: the first)",
+                .placeholder = "NAME",
+                .positional = true}},
+    .access = Access::read,
+    .body = attach,
+};
+
+const Operation agent_logs_op{
+    .name = "agent_logs",
+    .command = "logs",
+    .summary = "what the agent's pane showed; kept after the pane is gone",
+    .params =
+        {
+            {.name = "name",
+             .help = "the agent (the newest one of that name, live or not)",
+             .placeholder = "NAME",
+             .required = true,
+             .positional = true},
+            {.name = "lines",
+             .type = Type::integer,
+             .help = "only the last LINES lines",
+             .placeholder = "LINES",
+             .min = 1,
+             .alias = "-n"},
+            {.name = "follow",
+             .type = Type::boolean,
+             .help = "keep printing what the pane shows, until the agent ends"},
+        },
+    .access = Access::read,
+    .waits = true,
+    .reconcile = true,
+    .body = agent_logs,
+};
+
+const Operation prompt_agent_op{
+    .name = "prompt_agent",
+    .command = "prompt",
+    .summary = "type TEXT into the agent's pane and press Enter, as a person would",
+    .params =
+        {
+            {.name = "name",
+             .help = "the agent",
+             .placeholder = "NAME",
+             .required = true,
+             .positional = true},
+            {.name = "text",
+             .type = Type::text,
+             .help = "what to type ('-': read it from stdin); several lines are pasted at once",
+             .placeholder = "TEXT",
+             .required = true,
+             .positional = true},
+            {.name = "no_enter",
+             .type = Type::boolean,
+             .help = "type the text without pressing Enter"},
+        },
+    .access = Access::write,
+    .reconcile = true,
+    .validate = check_prompt_text,
+    .body = prompt_agent,
 };
 
 }  // namespace team::ops

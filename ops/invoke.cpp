@@ -199,6 +199,7 @@ Result invoke(Core& core, const Operation& op, const nlohmann::json& values, Nam
             args.emplace(op, values, naming);
             Request request(core, op, *args);
             request.progress = std::move(progress);
+            if (op.validate) op.validate(*args);
             if (op.scope != Scope::none) {
                 std::optional<std::string> named;
                 if (!op.team_param.empty()) named = args->optional_string(op.team_param);

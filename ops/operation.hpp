@@ -46,6 +46,7 @@ struct Param {
     bool positional = false;             // the command line takes it as an argument, not an option
     std::string_view default_text = "";  // the default, as help and schemas show it
     long long min = 0;                   // integers: the least value
+    std::string_view alias = "";         // the command line's short flag ("-n"), if any
 };
 
 enum class Access { read, write };
@@ -142,6 +143,9 @@ struct Operation {
     // The parameter that names the team, when the operation takes it as its own argument
     // (status NAME, delete NAME); else the identity's team.
     std::string_view team_param = "";
+    // Checks of the values that need no lookup (a text's characters), run before the team and
+    // the caller are resolved, so a malformed request is a usage error whatever else is wrong.
+    void (*validate)(const Args&) = nullptr;
     Result (*body)(Request&) = nullptr;
     // The result's shape kept on error (SPEC 1.4), from the request's values as given (they may
     // be what was refused): the runner adds success false, error and code. Null: the plain

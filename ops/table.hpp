@@ -8,12 +8,13 @@
 namespace team::ops {
 
 extern const Operation create_team_op, list_teams_op, team_status_op, delete_team_op;
-extern const Operation list_agents_op;
+extern const Operation spawn_agent_op, list_agents_op, attach_op, agent_logs_op, prompt_agent_op;
 extern const Operation send_message_op, read_inbox_op, ack_messages_op;
 extern const Operation add_task_op, list_tasks_op, show_task_op, claim_task_op, update_task_op,
     complete_task_op;
 extern const Operation kill_agent_op, approve_shutdown_op, reject_shutdown_op, confirm_shutdown_op,
     shutdown_status_op, teardown_op;
+extern const Operation list_activity_op;
 extern const Operation kill_shell_op, release_shell_op, gc_shells_op;
 
 }  // namespace team::ops

@@ -107,6 +107,23 @@ bool TmuxServer::server_alive(const fs::path& home) {
     return alive;
 }
 
+void TmuxServer::exec_attach(const fs::path& home, const std::string& session,
+                             const std::string& pane) {
+    std::string exe = tmux_binary();
+    if (exe.empty()) throw failed("tmux is not installed");
+    std::vector<std::string> argv{"tmux"};
+    for (const auto& a : socket_args(home)) argv.push_back(a);
+    argv.insert(argv.end(), {"-f", ensure_config(home).string()});
+    if (!pane.empty()) argv.insert(argv.end(), {"select-pane", "-t", pane, ";"});
+    argv.insert(argv.end(), {"attach-session", "-t", "=" + session + ":"});
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    ::unsetenv("TMUX");  // attaching from inside another tmux is fine: it is another server
+    ::execv(exe.c_str(), cargv.data());
+    throw failed("cannot run tmux");
+}
+
 fs::path TmuxServer::ensure_config(const fs::path& home) {
     fs::path config = home / "tmux.conf";
     if (!fs::exists(config)) {

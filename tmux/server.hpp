@@ -35,6 +35,10 @@ class TmuxServer {
     static bool server_alive(const std::filesystem::path& home);
     // Writes <home>/tmux.conf (our settings: remain-on-exit, titles, sizes) if missing; returns it.
     static std::filesystem::path ensure_config(const std::filesystem::path& home);
+    // Replaces this process with a tmux client attached to `session` of the home's server, with
+    // `pane` selected first when it is not empty. Returns only by throwing (no tmux, no exec).
+    [[noreturn]] static void exec_attach(const std::filesystem::path& home,
+                                         const std::string& session, const std::string& pane);
 
     // Starts `argv` (executed directly, never through a shell) in a new pane of `session`,
     // creating the session if it does not exist; titles the pane, copies everything it shows to
