@@ -8,6 +8,7 @@
 // every process of the machine reads alike.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +23,12 @@ class Clock {
     virtual EpochMs now() const = 0;
     // Milliseconds on CLOCK_BOOTTIME: never steps, shared by every process of the machine.
     virtual std::int64_t boot_ms() const = 0;
+    // The monotonic clock that deadlines of this process are measured on (waits, timeouts). A
+    // fake may run it ahead of the real one, so that a deadline passes without waiting for it:
+    // waits still sleep on the real clock, for at most what is left by this one.
+    virtual std::chrono::steady_clock::time_point steady() const {
+        return std::chrono::steady_clock::now();
+    }
 };
 
 class SystemClock final : public Clock {

@@ -27,6 +27,10 @@ class Pidfd {
     static std::optional<Pidfd> live(std::optional<std::int64_t> pid,
                                      std::optional<std::int64_t> start_time);
 
+    // Takes a descriptor that becomes readable when the process ends and that the handle
+    // closes: a fake's eventfd (tests/support/fake_processes.hpp). Its signal() reaches nothing.
+    static Pidfd adopt(int fd, pid_t pid) { return Pidfd(fd, pid); }
+
     ~Pidfd();
     Pidfd(Pidfd&& other) noexcept;
     Pidfd& operator=(Pidfd&& other) noexcept;
