@@ -26,7 +26,8 @@
 
 namespace team {
 
-// Tells every ChangeWatch of `home` that the store changed. Cheap (one utimensat); never throws.
+// Tells every ChangeWatch of `home` that the store changed: a byte into each waiting reader's
+// FIFO (removing those whose reader died) and a touch of the marker. Never throws.
 void announce_change(const std::filesystem::path& home);
 
 class ChangeWatch {

@@ -39,7 +39,7 @@ set -g automatic-rename off
 )";
 
 constexpr const char* kPaneFormat =
-    "#{pane_id} #{pane_pid} #{pane_dead} #{pane_dead_status} #{pane_dead_signal} #{session_name}";
+    "#{pane_id} #{pane_pid} #{session_name}";
 
 // tmux reads an argument that ends in ';' as a command separator: escape it.
 std::string tmux_literal(std::string s) {
@@ -206,26 +206,22 @@ std::vector<PaneInfo> TmuxServer::list_panes() {
     std::istringstream lines(r.out);
     std::string line;
     while (std::getline(lines, line)) {
-        // Split on single spaces, keeping empty fields (dead_status and dead_signal are empty
-        // for a live pane); the session name comes last.
+        // Split on single spaces; the session name comes last.
         std::vector<std::string> f;
         for (size_t start = 0;;) {
             size_t end = line.find(' ', start);
-            if (end == std::string::npos || f.size() == 5) {
+            if (end == std::string::npos || f.size() == 2) {
                 f.push_back(line.substr(start));
                 break;
             }
             f.push_back(line.substr(start, end - start));
             start = end + 1;
         }
-        if (f.size() < 6 || f[0].empty() || f[0][0] != '%') continue;
+        if (f.size() < 3 || f[0].empty() || f[0][0] != '%') continue;
         PaneInfo p;
         p.id = f[0];
         p.pid = static_cast<pid_t>(optional_int(f[1]).value_or(0));
-        p.dead = f[2] == "1";
-        p.dead_status = optional_int(f[3]);
-        p.dead_signal = optional_int(f[4]);
-        p.session = f[5];
+        p.session = f[2];
         panes.push_back(p);
     }
     return panes;

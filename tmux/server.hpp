@@ -17,9 +17,6 @@ namespace team::tmux {
 struct PaneInfo {
     std::string id;  // %N
     pid_t pid = 0;   // the pane's first process
-    bool dead = false;
-    std::optional<int> dead_status;
-    std::optional<int> dead_signal;
     std::string session;
 };
 
