@@ -51,7 +51,7 @@ Result list_activity_op_body(Request& r) {
             ++reported;
         }
         if (limit && reported >= *limit) return Result(nullptr);
-        watch.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+        watch.wait_until(r.core.clock().steady() + std::chrono::seconds(5));
         if (team && !r.core.teams().exists(*team)) {
             throw not_found("team " + quote(team->name) + " was deleted while following it");
         }

@@ -112,7 +112,7 @@ Result agent_logs(Request& r) {
             emit(read_from(path, offset));
             return Result(nullptr);
         }
-        file_watch.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5),
+        file_watch.wait_until(r.core.clock().steady() + std::chrono::seconds(5),
                               {store_watch.fd()});
     }
 }
