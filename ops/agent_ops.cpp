@@ -45,7 +45,7 @@ Result list_agents(Request& r) {
     for (const auto& a : agents.list(team, r.args.flag("all"))) doc.push_back(to_json(a));
     Result result{doc};
     result.view = {{"all", r.args.flag("all")},
-                   {"openTasks", tasks::open_by_owner(r.core.store().db(), team.id)}};
+                   {"openTasks", open_tasks_by_owner(r.core.store(), team.id)}};
     return result;
 }
 
@@ -171,7 +171,10 @@ const Operation spawn_agent_op{
              .help = "blue, green, yellow, magenta, cyan, red, orange, purple, pink or teal "
                      "(default: the first free one)",
              .placeholder = "COLOR"},
-            {.name = "command", .type = Type::command, .help = "", .placeholder = "CMD"},
+            {.name = "command",
+             .type = Type::command,
+             .help = "the command and its arguments, executed as given (never through a shell)",
+             .placeholder = "CMD"},
         },
     .access = Access::write,
     .leader_only = true,

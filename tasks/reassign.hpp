@@ -11,19 +11,16 @@
 #include <vector>
 
 #include "base/time.hpp"
-
-namespace SQLite {
-class Database;
-}
+#include "state/task_rows.hpp"
 
 namespace team::tasks {
 
-// Every task of `agent` (a member name) that is not completed or deleted loses its owner and its
-// claim time, becomes pending, and gets the warning "Reassigned: previous owner NAME
-// terminated"; with `to`, they are given to that member instead (still pending). Returns the
-// ids of those tasks, as strings, lowest first.
-std::vector<std::string> reassign_tasks(SQLite::Database& db, std::int64_t team_id,
-                                        const std::string& agent, EpochMs at,
-                                        const std::optional<std::string>& to = std::nullopt);
+// Every task of `agent` (a member name) that is not completed or deleted goes back to the pool
+// (or to `to`): state/task_rows.hpp, hand_back_tasks. Returns their ids, lowest first.
+inline std::vector<std::string> reassign_tasks(
+    SQLite::Database& db, std::int64_t team_id, const std::string& agent, EpochMs at,
+    const std::optional<std::string>& to = std::nullopt) {
+    return hand_back_tasks(db, team_id, agent, at, to);
+}
 
 }  // namespace team::tasks

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -18,21 +17,11 @@
 #include "state/members.hpp"
 #include "state/records.hpp"
 #include "state/store.hpp"
+#include "state/task_rows.hpp"
 
 namespace team::tasks {
 
-struct Task {
-    std::int64_t id = 0;
-    std::string subject;
-    std::string description;
-    TaskStatus status = TaskStatus::pending;
-    std::optional<std::string> owner;
-    std::vector<std::int64_t> blocked_by;
-    std::optional<EpochMs> claimed_at;
-    std::optional<std::string> warning;
-    EpochMs created_at = 0;
-    EpochMs updated_at = 0;
-};
+using Task = TaskRecord;  // state/task_rows.hpp
 
 nlohmann::json to_json(const Task& task);
 
@@ -82,12 +71,5 @@ class TaskList {
     Store& store_;
     const Clock& clock_;
 };
-
-// How many tasks of the team are in each status.
-std::map<std::string, int> count_by_status(SQLite::Database& db, std::int64_t team_id);
-// How many tasks of the team are pending or in progress.
-int count_open(SQLite::Database& db, std::int64_t team_id);
-// Open (pending or in-progress) tasks per live member that has any.
-std::map<std::string, int> open_by_owner(SQLite::Database& db, std::int64_t team_id);
 
 }  // namespace team::tasks

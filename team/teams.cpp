@@ -175,8 +175,7 @@ std::vector<TeamRecord> Teams::list(bool include_dissolved) {
 }
 
 TeamStatus Teams::status(const TeamRecord& team) {
-    TeamStatus s{team, load_agents(store_, team, false),
-                 tasks::count_by_status(store_.db(), team.id)};
+    TeamStatus s{team, load_agents(store_, team, false), count_tasks_by_status(store_, team.id)};
     s.team.open_tasks = s.tasks["pending"] + s.tasks["in_progress"];
     return s;
 }
