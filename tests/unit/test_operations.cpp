@@ -172,3 +172,61 @@ TEST_CASE("a shell kill keeps its shape on every error", "[ops]") {
     CHECK(r.doc["shell_id"] == "bg-000000");
     CHECK(r.doc["force_killed"] == false);
 }
+
+TEST_CASE("prompt's text is checked before anything is looked up", "[ops]") {
+    Home home;
+    // No team at all: a control character is still the usage error, not the missing team.
+    auto r = home.run("prompt_agent", {{"name", "w"}, {"text", "stop\x03"}});
+    CHECK(r.exit_code == 2);
+    CHECK(r.doc["error"].get<std::string>().find("control character") != std::string::npos);
+    r = home.run("prompt_agent", {{"name", "w"}, {"text", std::string((1u << 20) + 1, 'x')}});
+    CHECK(r.exit_code == 2);
+    CHECK(r.doc["error"] == "the text is longer than 1 MiB");
+    // A good text goes on to the lookups: the team, then the agent.
+    REQUIRE(home.run("create_team", {{"name", "web"}, {"cwd", home.dir.path().string()}}).ok());
+    r = home.run("prompt_agent", {{"name", "w"}, {"text", "run the tests; then fix them"}});
+    CHECK(r.exit_code == 3);
+    CHECK(r.doc["code"] == "not_found");
+}
+
+TEST_CASE("activity lists, and follows as progress events up to its limit", "[ops]") {
+    Home home;
+    REQUIRE(home.run("create_team", {{"name", "web"}, {"cwd", home.dir.path().string()}}).ok());
+    auto r = home.run("list_activity", Json::object());
+    REQUIRE(r.ok());
+    REQUIRE(r.doc.size() == 1);
+    CHECK(r.doc[0]["type"] == "team_created");
+    CHECK(r.view["teams"] == Json::array({"web"}));
+    CHECK(home.run("list_activity", {{"type", "agent_spawned"}}).doc == Json::array());
+    CHECK(home.run("list_activity", {{"limit", 0}}).exit_code == 2);
+
+    // --follow: what is there, as events, and no document once the limit is met.
+    auto c = home.core();
+    std::vector<Json> events;
+    r = invoke(*c, *find_operation("list_activity"), {{"follow", true}, {"limit", 1}}, Naming::json,
+               [&](const Json& e) { events.push_back(e); });
+    REQUIRE(r.ok());
+    CHECK(r.doc.is_null());
+    REQUIRE(events.size() == 1);
+    CHECK(events[0]["entry"]["type"] == "team_created");
+    CHECK(events[0]["team"] == "web");
+
+    // --all on a home without a store answers empty, and makes none.
+    Home empty;
+    r = empty.run("list_activity", {{"all", true}});
+    CHECK(r.ok());
+    CHECK(r.doc == Json::array());
+    CHECK_FALSE(std::filesystem::exists(empty.dir.path() / "team.db"));
+}
+
+TEST_CASE("logs and attach look their agent up in the team", "[ops]") {
+    Home home;
+    REQUIRE(home.run("create_team", {{"name", "web"}, {"cwd", home.dir.path().string()}}).ok());
+    auto r = home.run("agent_logs", {{"name", "ghost"}});
+    CHECK(r.exit_code == 3);
+    r = home.run("agent_logs", {{"name", "ghost"}, {"lines", 0}});
+    CHECK(r.exit_code == 2);  // a value is checked before the lookup
+    r = home.run("attach", Json::object());
+    CHECK(r.exit_code == 4);
+    CHECK(r.doc["error"] == "team 'web' has no live agent to attach to");
+}
