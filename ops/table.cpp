@@ -6,7 +6,9 @@ namespace team::ops {
 
 namespace {
 
-// The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells.
+// The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells;
+// then the rest of background shells, team run and sessions.
+// clang-format off
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,
     &list_agents_op,     &send_message_op,     &read_inbox_op,      &ack_messages_op,
@@ -14,7 +16,12 @@ const std::array kTable{
     &update_task_op,     &complete_task_op,    &kill_agent_op,      &approve_shutdown_op,
     &reject_shutdown_op, &confirm_shutdown_op, &shutdown_status_op, &teardown_op,
     &kill_shell_op,      &release_shell_op,    &gc_shells_op,
+    &start_shell_op,     &list_shells_op,      &shell_status_op,    &shell_output_op,
+    &wait_shell_op,      &run_op,
+    &exec_in_session_op, &start_in_session_op, &list_sessions_op,   &show_session_op,
+    &close_session_op,
 };
+// clang-format on
 
 }  // namespace
 

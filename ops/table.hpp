@@ -15,5 +15,9 @@ extern const Operation add_task_op, list_tasks_op, show_task_op, claim_task_op, 
 extern const Operation kill_agent_op, approve_shutdown_op, reject_shutdown_op, confirm_shutdown_op,
     shutdown_status_op, teardown_op;
 extern const Operation kill_shell_op, release_shell_op, gc_shells_op;
+extern const Operation start_shell_op, list_shells_op, shell_status_op, shell_output_op,
+    wait_shell_op, run_op;
+extern const Operation exec_in_session_op, start_in_session_op, list_sessions_op, show_session_op,
+    close_session_op;
 
 }  // namespace team::ops

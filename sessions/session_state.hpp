@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-namespace team::proc {
+namespace team::sessions {
 
 struct ShellVariable {
     std::string attrs;  // declare's flags without the dash: "x", "ai", "" ...
@@ -129,4 +129,4 @@ std::string restore_script(const SessionState& state, const RestoreScript& how);
 // `text` as one single-quoted bash word.
 std::string bash_quote(std::string_view text);
 
-}  // namespace team::proc
+}  // namespace team::sessions
