@@ -238,10 +238,6 @@ bool is_ours(const std::string& name) {
 
 }  // namespace
 
-std::vector<std::string> session_dropped_environment() {
-    return {"BASH_ENV=", "ENV=", "SHELLOPTS=", "BASHOPTS=", "TEAM_SESSION_EXEC="};
-}
-
 bool is_untracked_variable(const std::string& name) {
     return is_ours(name) || listed(kUntracked, name) || name.rfind("TEAM_SHELL_", 0) == 0 ||
            name.rfind("TEAM_SESSION", 0) == 0;

@@ -181,7 +181,7 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
     auto markers = exec_marker(exec_id, store_.home());
     markers.push_back("TEAM_SESSION=" + request.name);
     markers.push_back("PWD=" + cwd);
-    spec.env = merged_environment(markers, session_dropped_environment());
+    spec.env = merged_environment(markers, shells::session_dropped_environment());
     spec.separate_stderr = true;
     spec.null_stdin = false;
     spec.timeout = request.timeout;

@@ -120,6 +120,11 @@ class Shells {
     const Clock& clock_;
 };
 
+// What the caller's environment loses on its way to a session's bash (prefixes of "K=V"): a
+// startup file and options of its own, and the marker of an exec it may run inside. Here, below
+// sessions/, because a session's background command is a shell.
+std::vector<std::string> session_dropped_environment();
+
 // Records the end of a shell unless something else already did (shell_exited logged). Returns
 // the record.
 ShellRecord record_end(ShellRecords& records, const Clock& clock, const std::string& id,

@@ -7,7 +7,6 @@
 #include "proc/detach.hpp"
 #include "proc/pidfd.hpp"
 #include "proc/process_table.hpp"
-#include "sessions/session_state.hpp"
 #include "shells/output_file.hpp"
 #include "shells/shells.hpp"
 
@@ -29,12 +28,16 @@ std::vector<std::string> command_environment(const ShellRecord& shell, const fs:
     // marker, cleaning up after that exec never touches the shell.
     // A session's bash starts from the session's state only: no startup file, no options.
     if (session) {
-        return proc::merged_environment(overrides, sessions::session_dropped_environment());
+        return proc::merged_environment(overrides, session_dropped_environment());
     }
     return proc::merged_environment(overrides, {"TEAM_SESSION_EXEC="});
 }
 
 }  // namespace
+
+std::vector<std::string> session_dropped_environment() {
+    return {"BASH_ENV=", "ENV=", "SHELLOPTS=", "BASHOPTS=", "TEAM_SESSION_EXEC="};
+}
 
 int Shells::supervise(Store& store, const std::string& id, int ready_fd) {
     // The command must not inherit the channel to the starter: the starter would wait for EOF.
