@@ -2,128 +2,61 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "base/duration.hpp"
 #include "base/error.hpp"
-#include "base/names.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
-#include "cli/context.hpp"
 #include "cli/input.hpp"
-#include "proc/sessions.hpp"
-#include "proc/signals.hpp"
+#include "cli/op_command.hpp"
+#include "ops/table.hpp"
 
 namespace team::cli {
 
 namespace {
-
-using proc::SessionRecord;
-using proc::Sessions;
-
-// The COMMAND-STRING: the words after `--` joined with spaces (as ssh does), or, for a lone
-// "-", the command read from standard input.
-std::string command_string(const std::vector<std::string>& words) {
-    if (words.empty()) throw usage_error("no command given: team session exec NAME -- 'COMMAND'");
-    if (words.size() == 1 && words[0] == "-") {
-        std::string text = text_argument("-");
-        if (text.size() > (1 << 20)) throw usage_error("the command is over 1 MiB");
-        return text;
-    }
-    std::string joined;
-    for (const auto& w : words) joined += (joined.empty() ? "" : " ") + w;
-    return joined;
-}
-
-void session_name_argument(CLI::App* cmd, std::string& name) {
-    cmd->add_option("NAME", name, "the session (made by its first command)")->required();
-}
-
-void command_string_argument(CLI::App* cmd, std::vector<std::string>& words) {
-    command_argument(
-        cmd, words, "COMMAND-STRING",
-        "bash code, after --: the words are joined with spaces; - reads it from stdin");
-}
 
 void write_to(std::FILE* stream, std::string_view bytes) {
     std::fwrite(bytes.data(), 1, bytes.size(), stream);
     std::fflush(stream);
 }
 
-void warn(const Context& ctx, const std::vector<std::string>& warnings) {
+void warn(const Context& ctx, const nlohmann::json& warnings) {
     if (ctx.out().json()) return;
-    for (const auto& w : warnings) write_to(stderr, "team: warning: " + w + "\n");
+    for (const auto& w : warnings)
+        write_to(stderr, "team: warning: " + w.get<std::string>() + "\n");
 }
 
-// The team a session command is attributed to, only when one is named (sessions belong to the
-// home, and work outside any team).
-std::optional<TeamRecord> session_team(Context& ctx) {
-    return ctx.named_team();
+// The COMMAND-STRING given as a lone "-" is read from standard input (the command line's own
+// syntax); the core joins the words with spaces.
+void command_from_stdin(nlohmann::json& values) {
+    auto words = values.find("command");
+    if (words == values.end() || words->size() != 1 || (*words)[0] != "-") return;
+    std::string text = text_argument("-");
+    if (text.size() > (1 << 20)) throw usage_error("the command is over 1 MiB");
+    *words = nlohmann::json::array({text});
 }
 
-nlohmann::json or_null(const std::optional<std::string>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+// What the command prints, as it comes, and each warning when it arises (not with --json: they
+// are in the result).
+void print_exec_progress(Context& ctx, const nlohmann::json& event) {
+    if (ctx.out().json()) return;
+    if (event.contains("stdout")) {
+        write_to(stdout, event["stdout"].get_ref<const std::string&>());
+    } else if (event.contains("stderr")) {
+        write_to(stderr, event["stderr"].get_ref<const std::string&>());
+    } else if (event.contains("warning")) {
+        write_to(stderr, "team: warning: " + event["warning"].get<std::string>() + "\n");
+    }
 }
 
 void add_exec(CLI::App& session) {
-    struct Options {
-        std::string name;
-        std::optional<std::string> timeout;
-        std::int64_t output_limit = 16 << 20;
-        std::vector<std::string> words;
-    };
-    auto o = std::make_shared<Options>();
-    auto* cmd = add_command(
-        session, "exec",
-        "run a command string in session NAME and wait; its cd, export, "
-        "functions and aliases last",
-        [o](Context& ctx) {
-            auto team = session_team(ctx);
-            proc::SessionExecRequest request;
-            request.name = o->name;
-            check_name(o->name, "session name");
-            if (o->timeout) request.timeout = parse_duration(*o->timeout, "--timeout");
-            request.command = command_string(o->words);
-            request.output_limit = static_cast<std::size_t>(o->output_limit);
-            if (team) request.team_id = team->id;
-            request.actor = ctx.actor(team);
-            bool json = ctx.out().json();
-            if (!json) {
-                request.on_stdout = [](std::string_view chunk) { write_to(stdout, chunk); };
-                request.on_stderr = [](std::string_view chunk) { write_to(stderr, chunk); };
-                request.on_warning = [](const std::string& w) {
-                    write_to(stderr, "team: warning: " + w + "\n");
-                };
+    auto* cmd = add_operation(
+        session, ops::exec_in_session_op,
+        [](Context&, const ops::Result& r) {
+            if (r.doc["timedOut"] == true) {
+                write_to(stderr,
+                         "team: timed out after " + r.view["timeout"].get<std::string>() + "\n");
             }
-            Sessions sessions(ctx.store(), ctx.clock());
-            auto result = sessions.exec(request);
-            if (json) {
-                const auto& st = result.status;
-                ctx.out().print_json(
-                    {{"exitCode", st.exit_code ? nlohmann::json(*st.exit_code) : nullptr},
-                     {"signal",
-                      st.signal ? nlohmann::json(proc::signal_name(*st.signal)) : nullptr},
-                     {"stdout", result.stdout_text},
-                     {"stderr", result.stderr_text},
-                     {"cwd", result.cwd},
-                     {"session", o->name},
-                     {"timedOut", result.timed_out},
-                     {"truncated", result.truncated},
-                     {"stateKept", result.state_kept},
-                     {"warnings", result.warnings}});
-            } else {
-                if (result.timed_out)
-                    write_to(stderr, "team: timed out after " + *o->timeout + "\n");
-            }
-            return result.exit_code();
-        });
-    session_name_argument(cmd, o->name);
-    optional_value(cmd, "--timeout", o->timeout,
-                   "kill the command's whole tree after this long (exit 124; state not kept)")
-        ->type_name("DUR");
-    cmd->add_option("--output-limit", o->output_limit,
-                    "bytes of stdout and of stderr kept for --json (the end; default 16 MiB)")
-        ->type_name("BYTES")
-        ->check(whole_number(1));
-    command_string_argument(cmd, o->words);
+        },
+        print_exec_progress, command_from_stdin);
     cmd->footer(
         "COMMAND-STRING is bash; the words after -- are joined with spaces, and a lone - reads\n"
         "it from standard input. It runs in a fresh bash, in its own process group, started\n"
@@ -138,56 +71,17 @@ void add_exec(CLI::App& session) {
 }
 
 void add_start(CLI::App& session) {
-    struct Options {
-        std::string name;
-        std::optional<std::string> timeout;
-        std::int64_t output_limit = 0;
-        std::vector<std::string> words;
-    };
-    auto o = std::make_shared<Options>();
-    auto* cmd = add_command(
-        session, "start",
-        "run a command string from session NAME's state in the background (a shell)",
-        [o](Context& ctx) {
-            auto team = session_team(ctx);
-            proc::SessionStartRequest request;
-            check_name(o->name, "session name");
-            request.name = o->name;
-            if (o->timeout) request.timeout = parse_duration(*o->timeout, "--timeout");
-            if (o->output_limit > 0) request.output_limit = o->output_limit;
-            request.command = command_string(o->words);
-            if (team) {
-                request.team_id = team->id;
-                Caller caller = ctx.caller(*team);
-                if (!caller.is_leader) request.agent = caller.id();
-            }
-            request.actor = ctx.actor(team);
-            Sessions sessions(ctx.store(), ctx.clock());
-            auto [shell, warnings] = sessions.start(request);
-            if (ctx.out().json()) {
-                ctx.out().print_json({{"success", true},
-                                      {"shell_id", shell.id},
-                                      {"pid", shell.pid ? nlohmann::json(*shell.pid) : nullptr},
-                                      {"output_file", shell.output_file},
-                                      {"session", o->name},
-                                      {"warnings", warnings}});
-            } else {
-                warn(ctx, warnings);
-                ctx.out().line("started " + shell.id + " (pid " +
-                               std::to_string(shell.pid.value_or(0)) + ") in session " + o->name +
-                               ": " + cell(request.command, 60));
-                ctx.out().line("output: " + shell.output_file);
-            }
-            return 0;
-        });
-    session_name_argument(cmd, o->name);
-    optional_value(cmd, "--timeout", o->timeout, "kill it (SIGTERM, 5s, SIGKILL) after this long")
-        ->type_name("DUR");
-    cmd->add_option("--output-limit", o->output_limit,
-                    "keep only the last BYTES of output (default 16 MiB)")
-        ->type_name("BYTES")
-        ->check(whole_number(1));
-    command_string_argument(cmd, o->words);
+    auto* cmd = add_operation(
+        session, ops::start_in_session_op,
+        [](Context& ctx, const ops::Result& r) {
+            warn(ctx, r.doc["warnings"]);
+            ctx.out().line("started " + r.doc["shell_id"].get<std::string>() + " (pid " +
+                           (r.doc["pid"].is_null() ? "0" : r.doc["pid"].dump()) + ") in session " +
+                           r.doc["session"].get<std::string>() + ": " +
+                           cell(r.view["command"].get<std::string>(), 60));
+            ctx.out().line("output: " + r.doc["output_file"].get<std::string>());
+        },
+        {}, command_from_stdin);
     cmd->footer(
         "A background shell (see team shell): list, watch, wait on and kill it with team shell.\n"
         "Killing it leaves the session and its other commands alone. Like `cmd &` in a shell,\n"
@@ -197,87 +91,39 @@ void add_start(CLI::App& session) {
 
 void add_list(CLI::App& session) {
     auto* cmd =
-        add_command(session, "list", "the sessions: name, cwd, running commands", [](Context& ctx) {
-            if (!ctx.has_store()) {
-                if (ctx.out().json())
-                    ctx.out().print_json(nlohmann::json::array());
-                else
-                    ctx.out().line("no sessions");
-                return 0;
+        add_operation(session, ops::list_sessions_op, [](Context& ctx, const ops::Result& r) {
+            if (r.doc.empty()) {
+                ctx.out().line(ctx.has_store()
+                                   ? "no sessions (team session exec NAME -- 'COMMAND' makes one)"
+                                   : "no sessions");
+                return;
             }
-            Sessions sessions(ctx.store(), ctx.clock());
-            auto list = sessions.list();
-            nlohmann::json doc = nlohmann::json::array();
             Table table({"NAME", "CWD", "RUNNING", "COMMANDS", "LAST USED", "CREATED BY"});
             auto now = ctx.clock().now();
-            for (const auto& s : list) {
-                auto running = sessions.running_execs(s).size() + sessions.running_shells(s).size();
-                doc.push_back({{"name", s.name},
-                               {"cwd", s.state.cwd},
-                               {"running", running},
-                               {"commands", s.commands},
-                               {"createdBy", s.created_by},
-                               {"createdAt", iso8601(s.created_at)},
-                               {"lastUsedAt", iso8601(s.updated_at)}});
-                table.add({s.name, cell(s.state.cwd, 50), std::to_string(running),
-                           std::to_string(s.commands), relative_time(s.updated_at, now),
-                           s.created_by});
+            for (const auto& s : r.doc) {
+                table.add({s["name"].get<std::string>(), cell(s["cwd"].get<std::string>(), 50),
+                           s["running"].dump(), s["commands"].dump(),
+                           relative_time(parse_iso8601(s["lastUsedAt"]), now),
+                           s["createdBy"].get<std::string>()});
             }
-            if (ctx.out().json()) {
-                ctx.out().print_json(doc);
-            } else if (list.empty()) {
-                ctx.out().line("no sessions (team session exec NAME -- 'COMMAND' makes one)");
-            } else {
-                table.print(ctx.out());
-            }
-            return 0;
+            table.print(ctx.out());
         });
     cmd->footer("Example: team session list --json");
 }
 
 void add_show(CLI::App& session) {
-    auto name = std::make_shared<std::string>();
-    auto* cmd = add_command(
-        session, "show", "one session's state and what runs in it", [name](Context& ctx) {
-            Sessions sessions(ctx.store(), ctx.clock());
-            SessionRecord s = sessions.get(*name);
-            auto execs = sessions.running_execs(s);
-            auto shells = sessions.running_shells(s);
-            nlohmann::json state = proc::describe(s.state);
-            nlohmann::json running = nlohmann::json::array();
-            for (const auto& e : execs) {
-                running.push_back({{"kind", "exec"},
-                                   {"command", e.command},
-                                   {"pid", e.supervisor_pid},
-                                   {"by", e.actor},
-                                   {"startedAt", iso8601(e.started_at)}});
-            }
-            for (const auto& sh : shells) {
-                running.push_back({{"kind", "shell"},
-                                   {"shellId", sh.id},
-                                   {"command", sh.command.size() == 3 ? sh.command[2] : ""},
-                                   {"pid", sh.pid ? nlohmann::json(*sh.pid) : nullptr},
-                                   {"by", or_null(sh.agent)},
-                                   {"startedAt", iso8601(sh.started_at)}});
-            }
-            if (ctx.out().json()) {
-                nlohmann::json doc = {{"name", s.name},
-                                      {"createdBy", s.created_by},
-                                      {"createdAt", iso8601(s.created_at)},
-                                      {"lastUsedAt", iso8601(s.updated_at)},
-                                      {"commands", s.commands},
-                                      {"running", running}};
-                doc.update(state);
-                ctx.out().print_json(doc);
-                return 0;
-            }
+    auto* cmd =
+        add_operation(session, ops::show_session_op, [](Context& ctx, const ops::Result& r) {
+            const auto& s = r.doc;
             const auto& out = ctx.out();
             auto now = ctx.clock().now();
-            out.line(out.bold("session") + "    " + s.name + "  (" + std::to_string(s.commands) +
-                     " command" + (s.commands == 1 ? "" : "s") + ", last " +
-                     relative_time(s.updated_at, now) + "; made by " + s.created_by + ", " +
-                     relative_time(s.created_at, now) + ")");
-            out.line(out.bold("cwd") + "        " + s.state.cwd);
+            std::int64_t commands = s["commands"];
+            out.line(out.bold("session") + "    " + s["name"].get<std::string>() + "  (" +
+                     std::to_string(commands) + " command" + (commands == 1 ? "" : "s") +
+                     ", last " + relative_time(parse_iso8601(s["lastUsedAt"]), now) + "; made by " +
+                     s["createdBy"].get<std::string>() + ", " +
+                     relative_time(parse_iso8601(s["createdAt"]), now) + ")");
+            out.line(out.bold("cwd") + "        " + s["cwd"].get<std::string>());
             auto section = [&](const std::string& title, const nlohmann::json& map,
                                const std::string& sep) {
                 if (map.empty()) return;
@@ -287,8 +133,8 @@ void add_show(CLI::App& session) {
                     out.line("  " + k + sep + cell(value, 100));
                 }
             };
-            section("env", state["env"], "=");
-            section("variables", state["variables"], "=");
+            section("env", s["env"], "=");
+            section("variables", s["variables"], "=");
             auto list_line = [&](const std::string& title, const nlohmann::json& items) {
                 if (items.empty()) return;
                 std::string text;
@@ -297,74 +143,52 @@ void add_show(CLI::App& session) {
                 out.line(out.bold(title) +
                          std::string(11 - std::min<std::size_t>(10, title.size()), ' ') + text);
             };
-            list_line("unset", state["unset"]);
+            list_line("unset", s["unset"]);
             nlohmann::json names = nlohmann::json::array();
-            for (const auto& [k, v] : state["functions"].items()) names.push_back(k);
+            for (const auto& [k, v] : s["functions"].items()) names.push_back(k);
             list_line("functions", names);
-            section("aliases", state["aliases"], "=");
-            list_line("options", state["options"]);
-            list_line("shopt", state["shopt"]);
-            if (!s.state.umask.empty()) out.line(out.bold("umask") + "      " + s.state.umask);
+            section("aliases", s["aliases"], "=");
+            list_line("options", s["options"]);
+            list_line("shopt", s["shopt"]);
+            if (s["umask"].is_string())
+                out.line(out.bold("umask") + "      " + s["umask"].get<std::string>());
+            const auto& running = s["running"];
             if (!running.empty()) {
                 out.line(out.bold("running"));
                 Table table({"  KIND", "ID/PID", "COMMAND", "STARTED", "BY"});
-                for (const auto& e : execs) {
-                    table.add({"  exec", std::to_string(e.supervisor_pid), cell(e.command, 50),
-                               relative_time(e.started_at, now), e.actor});
+                for (const auto& e : running) {
+                    if (e["kind"] != "exec") continue;
+                    table.add({"  exec", e["pid"].dump(), cell(e["command"].get<std::string>(), 50),
+                               relative_time(parse_iso8601(e["startedAt"]), now),
+                               e["by"].get<std::string>()});
                 }
-                for (const auto& sh : shells) {
-                    table.add({"  shell", sh.id,
-                               cell(sh.command.size() == 3 ? sh.command[2] : "", 50),
-                               relative_time(sh.started_at, now), sh.agent.value_or("")});
+                for (const auto& sh : running) {
+                    if (sh["kind"] != "shell") continue;
+                    table.add({"  shell", sh["shellId"].get<std::string>(),
+                               cell(sh["command"].get<std::string>(), 50),
+                               relative_time(parse_iso8601(sh["startedAt"]), now),
+                               sh["by"].is_string() ? sh["by"].get<std::string>() : ""});
                 }
                 table.print(out);
             }
-            return 0;
         });
-    cmd->add_option("NAME", *name, "the session")->required();
     cmd->footer("Example: team session show app --json");
 }
 
 void add_close(CLI::App& session) {
-    struct Options {
-        std::string name;
-        std::string timeout = "5s";
-    };
-    auto o = std::make_shared<Options>();
-    auto* cmd = add_command(
-        session, "close", "kill the session's running commands and forget it", [o](Context& ctx) {
-            auto timeout = parse_duration(o->timeout, "--timeout");
-            check_name(o->name, "session name");
-            auto team = session_team(ctx);
-            Sessions sessions(ctx.store(), ctx.clock());
-            auto result = sessions.close(o->name, timeout, ctx.actor(team));
-            bool ok = result.survivors == 0;
-            std::string error = ok ? ""
-                                   : std::to_string(result.survivors) +
-                                         " process(es) of the session could not be ended";
-            if (ctx.out().json()) {
-                ctx.out().print_json(
-                    {{"success", ok},
-                     {"session", o->name},
-                     {"execsKilled", result.execs_killed},
-                     {"shellsKilled", result.shells_killed},
-                     {"error", ok ? nlohmann::json(nullptr) : nlohmann::json(error)}});
-                return ok ? 0 : 1;
-            }
-            if (!ok) throw failed(error);
+    auto* cmd =
+        add_operation(session, ops::close_session_op, [](Context& ctx, const ops::Result& r) {
+            const auto& d = r.doc;
+            if (d["success"] != true) throw failed(d["error"].get<std::string>());
             std::string killed;
-            if (result.execs_killed > 0)
-                killed += std::to_string(result.execs_killed) + " running exec" +
-                          (result.execs_killed == 1 ? "" : "s");
-            for (const auto& id : result.shells_killed) killed += (killed.empty() ? "" : ", ") + id;
-            ctx.out().line("closed session " + o->name +
+            int execs = d["execsKilled"];
+            if (execs > 0)
+                killed += std::to_string(execs) + " running exec" + (execs == 1 ? "" : "s");
+            for (const auto& id : d["shellsKilled"])
+                killed += (killed.empty() ? "" : ", ") + id.get<std::string>();
+            ctx.out().line("closed session " + d["session"].get<std::string>() +
                            (killed.empty() ? " (nothing was running)" : "; killed " + killed));
-            return 0;
         });
-    cmd->add_option("NAME", o->name, "the session")->required();
-    cmd->add_option("--timeout", o->timeout,
-                    "how long its commands get after SIGTERM before SIGKILL (default 5s)")
-        ->type_name("DUR");
     cmd->footer("Example: team session close app");
 }
 

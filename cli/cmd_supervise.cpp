@@ -4,7 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
-#include "proc/shells.hpp"
+#include "shells/shells.hpp"
 #include "state/home.hpp"
 #include "team/agents.hpp"
 
@@ -17,7 +17,7 @@ void add_supervise_command(CLI::App& app) {
     };
     auto o = std::make_shared<Options>();
     auto* cmd = add_command(app, "__supervise", "", [o](Context& ctx) {
-        return proc::Shells::supervise(ctx.store(), o->id, o->ready_fd);
+        return shells::Shells::supervise(ctx.store(), o->id, o->ready_fd);
     });
     cmd->group("");  // hidden from help
     cmd->add_option("--ready-fd", o->ready_fd);

@@ -7,7 +7,8 @@ namespace team::ops {
 namespace {
 
 // The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells,
-// activity.
+// team run, sessions, activity.
+// clang-format off
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,
     &spawn_agent_op,     &list_agents_op,      &attach_op,          &agent_logs_op,
@@ -15,8 +16,14 @@ const std::array kTable{
     &add_task_op,        &list_tasks_op,       &show_task_op,       &claim_task_op,
     &update_task_op,     &complete_task_op,    &kill_agent_op,      &approve_shutdown_op,
     &reject_shutdown_op, &confirm_shutdown_op, &shutdown_status_op, &teardown_op,
-    &kill_shell_op,      &release_shell_op,    &gc_shells_op,       &list_activity_op,
+    &start_shell_op,     &list_shells_op,      &shell_status_op,    &shell_output_op,
+    &wait_shell_op,      &kill_shell_op,       &release_shell_op,   &gc_shells_op,
+    &run_op,
+    &exec_in_session_op, &start_in_session_op, &list_sessions_op,   &show_session_op,
+    &close_session_op,
+    &list_activity_op,
 };
+// clang-format on
 
 }  // namespace
 

@@ -16,5 +16,9 @@ extern const Operation kill_agent_op, approve_shutdown_op, reject_shutdown_op, c
     shutdown_status_op, teardown_op;
 extern const Operation list_activity_op;
 extern const Operation kill_shell_op, release_shell_op, gc_shells_op;
+extern const Operation start_shell_op, list_shells_op, shell_status_op, shell_output_op,
+    wait_shell_op, run_op;
+extern const Operation exec_in_session_op, start_in_session_op, list_sessions_op, show_session_op,
+    close_session_op;
 
 }  // namespace team::ops

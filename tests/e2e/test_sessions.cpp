@@ -11,13 +11,13 @@
 #include <fstream>
 #include <thread>
 
-#include "proc/session_state.hpp"
+#include "sessions/session_state.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 
-using team::proc::bash_quote;
+using team::sessions::bash_quote;
 using team::test::Child;
 using team::test::eventually;
 using team::test::Marker;

@@ -1,12 +1,12 @@
-// proc/session_state: reading bash's declarations and snapshots, what a command changed, and
+// sessions/session_state: reading bash's declarations and snapshots, what a command changed, and
 // how changes of commands that ran at once are put together.
-#include "proc/session_state.hpp"
+#include "sessions/session_state.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "tests/support/process.hpp"
 
-using namespace team::proc;
+using namespace team::sessions;
 
 namespace {
 

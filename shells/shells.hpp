@@ -1,56 +1,39 @@
 // Background shells (SPEC 8): commands that run detached under their own supervisor, outlive
 // the command that started them, and can be listed, watched, waited on, timed out and killed.
 //
-// `start` records the shell and forks a detached supervisor (`team __supervise ID`, see
-// supervise()), which starts the command, writes its output to <home>/shells/ID.out and records
-// how it ended. A kill is done by the caller itself, on the whole tree below the supervisor, so
-// it works even when the supervisor is stuck; the supervisor then records the end. If the
-// supervisor is killed, its command dies with it (PR_SET_PDEATHSIG), and the next command that
-// looks at the shell ends what is left (found by the TEAM_SHELL_ID in its environment) and
-// records it as killed: nothing runs on unrecorded.
+// `start` records the shell and starts a detached supervisor (`team __supervise ID`,
+// shells/supervise.cpp; proc/detach.hpp), which starts the command, writes its output to
+// <home>/shells/ID.out (shells/output_file.hpp) and records how it ended. A kill is done by the
+// caller itself, on the whole tree below the supervisor, so it works even when the supervisor
+// is stuck; the supervisor then records the end. If the supervisor is killed, its command dies
+// with it (PR_SET_PDEATHSIG), and the next command that looks at the shell ends what is left
+// (found by the TEAM_SHELL_ID in its environment) and records it as killed: nothing runs on
+// unrecorded. The records are kept by state/shell_records.hpp.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/states.hpp"
 #include "base/time.hpp"
 #include "proc/supervisor.hpp"
+#include "state/shell_records.hpp"
 #include "state/store.hpp"
 
-namespace team::proc {
+namespace team::shells {
 
 using Millis = std::chrono::milliseconds;
 
-struct ShellRecord {
-    std::string id;
-    std::optional<std::int64_t> team_id;
-    std::optional<std::string> agent;  // name@team
-    std::vector<std::string> command;
-    std::string cwd;
-    std::vector<std::string> env;  // the --env entries
-    ShellStatus status = ShellStatus::starting;
-    std::optional<std::int64_t> pid, pid_start, supervisor_pid, supervisor_start;
-    std::optional<std::int64_t> timeout_ms, output_limit;
-    std::string output_file;
-    bool output_truncated = false;
-    std::optional<std::string> kill_requested_by;
-    EpochMs started_at = 0;
-    std::optional<EpochMs> ended_at;
-    std::optional<int> exit_code;
-    std::optional<std::string> signal;
-    std::optional<std::string> error;
-    std::optional<std::string> session;  // started by `team session start`
-
-    bool running() const {
-        return status == ShellStatus::starting || status == ShellStatus::running;
-    }
-};
+// Output kept by default: the last 16 MiB (SPEC 8 leaves it open; a runaway command must not
+// fill the disk).
+constexpr std::int64_t kDefaultOutputLimit = 16 << 20;
 
 // SPEC 8 "Shell JSON", plus "team" and "error".
 nlohmann::json to_json(const ShellRecord& shell);
@@ -67,7 +50,7 @@ struct ShellStart {
     std::optional<std::string> agent;
     std::string actor;  // who asked, for the activity log
     // A session's command (SPEC 9): `argv` is what is shown (bash -c STRING); what runs is
-    // bash reading `script` on fd 3 (proc/session_state.hpp).
+    // bash reading `script` on fd 3 (sessions/session_state.hpp).
     std::optional<std::string> session;
     std::optional<std::string> script;
 };
@@ -87,7 +70,7 @@ struct OutputSlice {
 
 class Shells {
   public:
-    Shells(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+    Shells(Store& store, const Clock& clock) : store_(store), records_(store), clock_(clock) {}
 
     // Starts the shell and returns once its command runs. Throws `failed` (the record stays,
     // status failed) when the command cannot be started, `usage` for bad input.
@@ -111,12 +94,16 @@ class Shells {
 
     // What it printed: all of it, or the last `limit` bytes cut on a UTF-8 boundary.
     OutputSlice output(const ShellRecord& shell, std::optional<std::size_t> limit);
-    // For followers: the output file's bytes from `offset` on, and its size now. When the
-    // file is smaller than `offset` (--output-limit dropped its start), from its start.
-    std::pair<std::string, std::size_t> output_from(const ShellRecord& shell, std::size_t offset);
+    // Follows its output: `on_output` gets what is there (its last `limit` bytes, cut on a
+    // character boundary), then each piece that comes, until the shell has ended or `stop`
+    // (may be empty) says so. Returns the record as it was last read.
+    ShellRecord follow(const std::string& id, std::optional<std::size_t> limit,
+                       const std::function<void(std::string_view)>& on_output,
+                       const std::function<bool()>& stop = {});
 
-    // The body of the hidden `team __supervise ID`: runs the shell's command to its end and
-    // records it. `ready_fd` receives "ok PID" or "err MESSAGE" once the command runs or failed.
+    // The body of the hidden `team __supervise ID` (shells/supervise.cpp): runs the shell's
+    // command to its end and records it. `ready_fd` receives "ok PID" or "err MESSAGE" once the
+    // command runs or failed.
     static int supervise(Store& store, const std::string& id, int ready_fd);
 
     std::filesystem::path shells_dir() const { return store_.home() / "shells"; }
@@ -129,7 +116,19 @@ class Shells {
     void finish_lost(ShellRecord& shell, const std::string& why);
 
     Store& store_;
+    ShellRecords records_;
     const Clock& clock_;
 };
 
-}  // namespace team::proc
+// What the caller's environment loses on its way to a session's bash (prefixes of "K=V"): a
+// startup file and options of its own, and the marker of an exec it may run inside. Here, below
+// sessions/, because a session's background command is a shell.
+std::vector<std::string> session_dropped_environment();
+
+// Records the end of a shell unless something else already did (shell_exited logged). Returns
+// the record.
+ShellRecord record_end(ShellRecords& records, const Clock& clock, const std::string& id,
+                       ShellStatus status, const proc::ExitStatus& exit,
+                       const std::optional<std::string>& error, const std::string& actor);
+
+}  // namespace team::shells

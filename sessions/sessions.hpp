@@ -1,5 +1,5 @@
 // Sessions (SPEC 9): a named state (cwd, variables, functions, aliases, options) that lasts
-// between commands, each of which runs in a fresh bash of its own (proc/session_state.hpp).
+// between commands, each of which runs in a fresh bash of its own (sessions/session_state.hpp).
 //
 // `exec` runs a command in the foreground under a Supervisor in the calling process, with the
 // command in its own process group, and writes back what it changed when it ends by itself
@@ -17,12 +17,15 @@
 #include <vector>
 
 #include "base/time.hpp"
-#include "proc/session_state.hpp"
-#include "proc/shells.hpp"
 #include "proc/supervisor.hpp"
+#include "sessions/session_state.hpp"
+#include "shells/shells.hpp"
+#include "state/session_records.hpp"
 #include "state/store.hpp"
 
-namespace team::proc {
+namespace team::sessions {
+
+using shells::Millis;
 
 struct SessionRecord {
     std::int64_t id = 0;
@@ -32,14 +35,6 @@ struct SessionRecord {
     std::string created_by;
     EpochMs created_at = 0, updated_at = 0;
     std::int64_t commands = 0;
-};
-
-// A `session exec` running now.
-struct SessionExec {
-    std::int64_t id = 0;
-    std::string command, actor;
-    std::int64_t supervisor_pid = 0, supervisor_start = 0;  // the `team session exec` process
-    EpochMs started_at = 0;
 };
 
 struct SessionExecRequest {
@@ -56,7 +51,7 @@ struct SessionExecRequest {
 };
 
 struct SessionExecResult {
-    ExitStatus status;
+    proc::ExitStatus status;
     bool timed_out = false;
     bool state_kept = false;  // what it changed was written back
     std::string stdout_text, stderr_text;
@@ -86,7 +81,7 @@ struct SessionCloseResult {
 
 class Sessions {
   public:
-    Sessions(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+    Sessions(Store& store, const Clock& clock) : store_(store), records_(store), clock_(clock) {}
 
     SessionExecResult exec(const SessionExecRequest& request);
     // The shell started (returns once its command runs), and the warnings (a lost cwd).
@@ -109,7 +104,8 @@ class Sessions {
     bool reconcile(const SessionExec& exec);
 
     Store& store_;
+    SessionRecords records_;
     const Clock& clock_;
 };
 
-}  // namespace team::proc
+}  // namespace team::sessions

@@ -12,7 +12,7 @@
 
 #include "proc/supervisor.hpp"
 
-namespace team::proc {
+namespace team::shells {
 
 struct ForegroundRun {
     std::vector<std::string> argv;
@@ -23,7 +23,7 @@ struct ForegroundRun {
 };
 
 struct ForegroundResult {
-    ExitStatus status;
+    proc::ExitStatus status;
     bool timed_out = false;
     std::string output;  // the last output_limit bytes, cut on a UTF-8 boundary
     bool truncated = false;
@@ -37,4 +37,4 @@ struct ForegroundResult {
 ForegroundResult run_foreground(const ForegroundRun& run,
                                 const std::function<void(std::string_view)>& echo);
 
-}  // namespace team::proc
+}  // namespace team::shells

@@ -1,4 +1,4 @@
-#include "proc/foreground.hpp"
+#include "shells/foreground.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -9,7 +9,14 @@
 
 extern char** environ;
 
-namespace team::proc {
+namespace team::shells {
+
+using proc::exit_code_of;
+using proc::LaunchSpec;
+using proc::RunOutcome;
+using proc::Supervisor;
+using proc::take_terminal_back;
+using proc::terminal_is_ours;
 
 int ForegroundResult::exit_code() const {
     return exit_code_of(status, timed_out);
@@ -55,4 +62,4 @@ ForegroundResult run_foreground(const ForegroundRun& run,
     return result;
 }
 
-}  // namespace team::proc
+}  // namespace team::shells

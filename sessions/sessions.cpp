@@ -1,10 +1,8 @@
-#include "proc/sessions.hpp"
+#include "sessions/sessions.hpp"
 
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,58 +13,29 @@
 #include "proc/pidfd.hpp"
 #include "proc/process_table.hpp"
 #include "proc/terminate.hpp"
-#include "state/activity.hpp"
-#include "state/sql.hpp"
 
-namespace team::proc {
+namespace team::sessions {
+
+using proc::exit_code_of;
+using proc::LaunchSpec;
+using proc::memory_file;
+using proc::merged_environment;
+using proc::Pidfd;
+using proc::RunOutcome;
+using proc::Supervisor;
+using proc::take_terminal_back;
+using proc::terminal_is_ours;
+using proc::terminate_tree;
+using proc::terminate_trees;
+using proc::TerminateOutcome;
+using proc::TreeTarget;
+using shells::KillResult;
+using shells::Shells;
+using shells::ShellStart;
 
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* const kSessionColumns =
-    "id, name, state, team_id, created_by, created_at, updated_at, commands";
-
-SessionRecord read_session(SQLite::Statement& row) {
-    SessionRecord s;
-    s.id = row.getColumn(0).getInt64();
-    s.name = row.getColumn(1).getString();
-    s.state = session_state_from_json(nlohmann::json::parse(row.getColumn(2).getString()));
-    s.team_id = column_or_null<std::int64_t>(row.getColumn(3));
-    s.created_by = row.getColumn(4).getString();
-    s.created_at = row.getColumn(5).getInt64();
-    s.updated_at = row.getColumn(6).getInt64();
-    s.commands = row.getColumn(7).getInt64();
-    return s;
-}
-
-std::optional<SessionRecord> select_session(SQLite::Database& db, const std::string& name) {
-    SQLite::Statement select(
-        db, std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE name = ?");
-    select.bind(1, name);
-    if (!select.executeStep()) return std::nullopt;
-    return read_session(select);
-}
-
-std::vector<SessionExec> select_execs(SQLite::Database& db, std::int64_t session_id) {
-    SQLite::Statement select(db, R"sql(
-        SELECT id, command, actor, supervisor_pid, supervisor_start, started_at
-        FROM session_execs WHERE session_id = ? ORDER BY id
-    )sql");
-    select.bind(1, session_id);
-    std::vector<SessionExec> execs;
-    while (select.executeStep()) {
-        SessionExec e;
-        e.id = select.getColumn(0).getInt64();
-        e.command = select.getColumn(1).getString();
-        e.actor = select.getColumn(2).getString();
-        e.supervisor_pid = select.getColumn(3).getInt64();
-        e.supervisor_start = select.getColumn(4).getInt64();
-        e.started_at = select.getColumn(5).getInt64();
-        execs.push_back(std::move(e));
-    }
-    return execs;
-}
 
 void check_session_name(const std::string& name) {
     check_name(name, "session name");
@@ -99,42 +68,29 @@ std::string usable_cwd(const std::string& cwd, std::vector<std::string>& warning
     return fallback;
 }
 
+SessionRecord from_stored(const StoredSession& stored) {
+    SessionRecord s;
+    s.id = stored.id;
+    s.name = stored.name;
+    s.state = session_state_from_json(stored.state);
+    s.team_id = stored.team_id;
+    s.created_by = stored.created_by;
+    s.created_at = stored.created_at;
+    s.updated_at = stored.updated_at;
+    s.commands = stored.commands;
+    return s;
+}
+
+// A new session starts where its first command is called from.
+NewSession fresh_session() {
+    SessionState state;
+    state.cwd = caller_cwd();
+    return {to_json(state), state.cwd};
+}
+
 // The markers that find what is left of an exec whose `team session exec` died.
 std::vector<std::string> exec_marker(std::int64_t exec_id, const fs::path& home) {
     return {"TEAM_SESSION_EXEC=" + std::to_string(exec_id), "TEAM_SESSION_HOME=" + home.string()};
-}
-
-// The session's existing record, or a new one; `commands` counted and `updated_at` set.
-SessionRecord open_session(Store& store, const Clock& clock, const std::string& name,
-                           std::optional<std::int64_t> team_id, const std::string& actor) {
-    EpochMs now = clock.now();
-    auto session = select_session(store.db(), name);
-    if (!session) {
-        SessionState state;
-        state.cwd = caller_cwd();
-        SQLite::Statement insert(store.db(), R"sql(
-            INSERT INTO sessions (name, state, team_id, created_by, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?)
-        )sql");
-        insert.bind(1, name);
-        insert.bind(2, to_json(state).dump());
-        bind_or_null(insert, 3, team_id);
-        insert.bind(4, actor);
-        insert.bind(5, now);
-        insert.bind(6, now);
-        insert.exec();
-        append_activity(store.db(), team_id, now, actor, "session_created",
-                        {{"session", name}, {"cwd", state.cwd}});
-        session = select_session(store.db(), name);
-    }
-    SQLite::Statement touch(
-        store.db(), "UPDATE sessions SET commands = commands + 1, updated_at = ? WHERE id = ?");
-    touch.bind(1, now);
-    touch.bind(2, session->id);
-    touch.exec();
-    session->commands += 1;
-    session->updated_at = now;
-    return *session;
 }
 
 std::string read_memory_file(int fd) {
@@ -188,41 +144,24 @@ int SessionExecResult::exit_code() const {
 SessionExecResult Sessions::exec(const SessionExecRequest& request) {
     check_session_name(request.name);
     SessionExecResult result;
-    std::int64_t exec_id = 0;
-    SessionRecord session = store_.write([&] {
-        auto s = open_session(store_, clock_, request.name, request.team_id, request.actor);
-        SQLite::Statement insert(store_.db(), R"sql(
-            INSERT INTO session_execs (session_id, command, actor, supervisor_pid,
-                                       supervisor_start, started_at)
-            VALUES (?, ?, ?, ?, ?, ?)
-        )sql");
-        insert.bind(1, s.id);
-        insert.bind(2, request.command);
-        insert.bind(3, request.actor);
-        insert.bind(4, static_cast<std::int64_t>(::getpid()));
-        insert.bind(5, static_cast<std::int64_t>(start_time_of(::getpid()).value_or(0)));
-        insert.bind(6, clock_.now());
-        insert.exec();
-        exec_id = store_.db().getLastInsertRowid();
-        return s;
-    });
+    auto [stored, exec_id] =
+        records_.open_exec(request.name, request.team_id, request.actor, clock_.now(),
+                           fresh_session, request.command, static_cast<std::int64_t>(::getpid()),
+                           static_cast<std::int64_t>(proc::start_time_of(::getpid()).value_or(0)));
+    SessionRecord session = from_stored(stored);
     // From here on the row is removed whatever happens.
     struct Unregister {
-        Store& store;
+        SessionRecords& records;
         std::int64_t id;
         bool done = false;
         ~Unregister() {
             if (done) return;
             try {
-                store.write([&] {
-                    SQLite::Statement del(store.db(), "DELETE FROM session_execs WHERE id = ?");
-                    del.bind(1, id);
-                    del.exec();
-                });
+                records.remove_exec(id);
             } catch (...) {
             }
         }
-    } unregister{store_, exec_id};
+    } unregister{records_, exec_id};
 
     std::string cwd = usable_cwd(session.state.cwd, result.warnings);
     bool moved = cwd != session.state.cwd;
@@ -242,7 +181,7 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
     auto markers = exec_marker(exec_id, store_.home());
     markers.push_back("TEAM_SESSION=" + request.name);
     markers.push_back("PWD=" + cwd);
-    spec.env = merged_environment(markers, session_dropped_environment());
+    spec.env = merged_environment(markers, shells::session_dropped_environment());
     spec.separate_stderr = true;
     spec.null_stdin = false;
     spec.timeout = request.timeout;
@@ -283,28 +222,20 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
         }
     }
     result.cwd = session.state.cwd;
-    store_.write([&] {
-        SQLite::Statement del(store_.db(), "DELETE FROM session_execs WHERE id = ?");
-        del.bind(1, exec_id);
-        del.exec();
-        if (!changes) return;
+    std::function<std::optional<nlohmann::json>(nlohmann::json)> merge;
+    if (changes) {
         // Written over the state as it is now: what another command changed meanwhile stays,
         // unless this one changed the same thing (then the one that ends last wins).
-        SQLite::Statement select(store_.db(), "SELECT state FROM sessions WHERE id = ?");
-        select.bind(1, session.id);
-        if (!select.executeStep()) return;  // closed meanwhile
-        SessionState now =
-            session_state_from_json(nlohmann::json::parse(select.getColumn(0).getString()));
-        select.reset();
-        apply(now, *changes);
-        result.cwd = now.cwd;
-        result.state_kept = true;
-        if (changes->empty()) return;
-        SQLite::Statement up(store_.db(), "UPDATE sessions SET state = ? WHERE id = ?");
-        up.bind(1, to_json(now).dump());
-        up.bind(2, session.id);
-        up.exec();
-    });
+        merge = [&](nlohmann::json stored_now) -> std::optional<nlohmann::json> {
+            SessionState now = session_state_from_json(stored_now);
+            apply(now, *changes);
+            result.cwd = now.cwd;
+            result.state_kept = true;
+            if (changes->empty()) return std::nullopt;
+            return to_json(now);
+        };
+    }
+    records_.finish_exec(exec_id, session.id, merge);
     unregister.done = true;
     return result;
 }
@@ -312,8 +243,8 @@ SessionExecResult Sessions::exec(const SessionExecRequest& request) {
 std::pair<ShellRecord, std::vector<std::string>> Sessions::start(
     const SessionStartRequest& request) {
     check_session_name(request.name);
-    SessionRecord session = store_.write(
-        [&] { return open_session(store_, clock_, request.name, request.team_id, request.actor); });
+    SessionRecord session = from_stored(
+        records_.open(request.name, request.team_id, request.actor, clock_.now(), fresh_session));
     std::vector<std::string> warnings;
     std::string cwd = usable_cwd(session.state.cwd, warnings);
     RestoreScript how;
@@ -334,16 +265,14 @@ std::pair<ShellRecord, std::vector<std::string>> Sessions::start(
 }
 
 std::vector<SessionRecord> Sessions::list() {
-    SQLite::Statement select(
-        store_.db(), std::string("SELECT ") + kSessionColumns + " FROM sessions ORDER BY name");
     std::vector<SessionRecord> sessions;
-    while (select.executeStep()) sessions.push_back(read_session(select));
+    for (const auto& stored : records_.list()) sessions.push_back(from_stored(stored));
     return sessions;
 }
 
 SessionRecord Sessions::get(const std::string& name) {
     check_session_name(name);
-    if (auto session = select_session(store_.db(), name)) return *session;
+    if (auto session = records_.find(name)) return from_stored(*session);
     std::vector<std::string> names;
     for (const auto& s : list()) names.push_back(s.name);
     throw not_found("session " + quote(name) + " not found" + did_you_mean(name, names));
@@ -357,16 +286,12 @@ bool Sessions::reconcile(const SessionExec& exec) {
     TreeTarget leftovers;
     leftovers.marker = exec_marker(exec.id, store_.home());
     terminate_tree(leftovers, SIGKILL, Millis(0), true);
-    store_.write([&] {
-        SQLite::Statement del(store_.db(), "DELETE FROM session_execs WHERE id = ?");
-        del.bind(1, exec.id);
-        del.exec();
-    });
+    records_.remove_exec(exec.id);
     return true;
 }
 
 std::vector<SessionExec> Sessions::running_execs(const SessionRecord& session) {
-    auto execs = select_execs(store_.db(), session.id);
+    auto execs = records_.execs(session.id);
     std::erase_if(execs, [&](const SessionExec& e) { return reconcile(e); });
     return execs;
 }
@@ -383,26 +308,10 @@ SessionCloseResult Sessions::close(const std::string& name, Millis timeout,
     result.name = name;
     // Forgotten first, with what runs in it read in the same transaction: a command started
     // after this makes a new session, which the close leaves alone.
-    std::vector<SessionExec> execs;
-    std::vector<std::string> shell_ids;
-    store_.write([&] {
-        auto now = select_session(store_.db(), name);
-        if (!now) throw not_found("session " + quote(name) + " not found");
-        execs = select_execs(store_.db(), now->id);
-        SQLite::Statement shells(store_.db(), R"sql(
-            SELECT id FROM shells WHERE session = ? AND status IN ('starting', 'running')
-            ORDER BY started_at, id
-        )sql");
-        shells.bind(1, name);
-        while (shells.executeStep()) shell_ids.push_back(shells.getColumn(0).getString());
-        SQLite::Statement del(store_.db(), "DELETE FROM sessions WHERE id = ?");
-        del.bind(1, now->id);
-        del.exec();
-        append_activity(store_.db(), now->team_id, clock_.now(), actor, "session_closed",
-                        {{"session", name},
-                         {"execs", static_cast<std::int64_t>(execs.size())},
-                         {"shells", shell_ids}});
-    });
+    auto closed = records_.close(name, clock_.now(), actor);
+    if (!closed) throw not_found("session " + quote(name) + " not found");
+    const auto& execs = closed->execs;
+    const auto& shell_ids = closed->shell_ids;
 
     // The execs: everything below each `team session exec` (a subreaper), which then reports
     // the command as killed and keeps nothing of it.
@@ -431,4 +340,4 @@ SessionCloseResult Sessions::close(const std::string& name, Millis timeout,
     return result;
 }
 
-}  // namespace team::proc
+}  // namespace team::sessions

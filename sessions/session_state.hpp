@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-namespace team::proc {
+namespace team::sessions {
 
 struct ShellVariable {
     std::string attrs;  // declare's flags without the dash: "x", "ai", "" ...
@@ -106,10 +106,6 @@ StateChanges diff(const ShellSnapshot& before, const ShellSnapshot& after,
                   const SessionState& restored);
 void apply(SessionState& state, const StateChanges& changes);
 
-// What the caller's environment loses on its way to a session's bash (prefixes of "K=V"): a
-// startup file and options of its own, and the marker of an exec it may run inside.
-std::vector<std::string> session_dropped_environment();
-
 // Variables never kept: bash's own (dynamic or read-only) and team's identity, which belongs
 // to whoever runs each command.
 bool is_untracked_variable(const std::string& name);
@@ -129,4 +125,4 @@ std::string restore_script(const SessionState& state, const RestoreScript& how);
 // `text` as one single-quoted bash word.
 std::string bash_quote(std::string_view text);
 
-}  // namespace team::proc
+}  // namespace team::sessions

@@ -1,0 +1,83 @@
+// The operations of shells, sessions and run (ops/shell_ops.cpp, ops/session_ops.cpp) through
+// the machinery that runs them, in-process on a temporary home: empty homes, values checked
+// before anything runs, the error shapes, and run's streaming through progress events.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "ops/core.hpp"
+#include "ops/operation.hpp"
+#include "tests/support/fake_tmux.hpp"
+#include "tests/support/process.hpp"
+
+using namespace team;
+using namespace team::ops;
+using team::test::TempDir;
+using Json = nlohmann::json;
+
+namespace {
+
+struct Home {
+    TempDir dir;
+    std::filesystem::path home = dir.path() / "home";
+    Result run(const char* name, Json values, Progress progress = {}) {
+        Core core(Identity{home.string(), std::nullopt, std::nullopt},
+                  [](const auto&) { return std::make_unique<team::test::FakeTmux>(); });
+        const Operation* op = find_operation(name);
+        REQUIRE(op != nullptr);
+        return invoke(core, *op, values, Naming::json, progress);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("shell and session lists of a home without a store are empty and make no home",
+          "[ops][shells]") {
+    Home h;
+    auto shells = h.run("list_shells", Json::object());
+    CHECK(shells.ok());
+    CHECK(shells.doc == Json::array());
+    CHECK(shells.view["home"] == false);
+    auto sessions = h.run("list_sessions", Json::object());
+    CHECK(sessions.doc == Json::array());
+    CHECK_FALSE(std::filesystem::exists(h.home));
+}
+
+TEST_CASE("an unknown shell is not found, in the plain error shape", "[ops][shells]") {
+    Home h;
+    for (const char* op : {"shell_status", "shell_output", "wait_shell"}) {
+        INFO(op);
+        auto r = h.run(op, {{"id", "bg-ffffff"}});
+        CHECK(r.exit_code == 3);
+        CHECK(r.doc["success"] == false);
+        CHECK(r.doc["error"] == "Shell not found: bg-ffffff");
+    }
+}
+
+TEST_CASE("shell and session values are checked before anything runs", "[ops][shells]") {
+    Home h;
+    auto bad_limit = h.run("shell_output", {{"id", "bg-1"}, {"limit", 0}});
+    CHECK(bad_limit.exit_code == 2);
+    auto bad_timeout = h.run("run", {{"command", {"true"}}, {"timeout", "soon"}});
+    CHECK(bad_timeout.exit_code == 2);
+    CHECK_THAT(bad_timeout.doc["error"].get<std::string>(), Catch::Contains("timeout"));
+    auto bad_name = h.run("exec_in_session", {{"name", "bad name"}, {"command", {"true"}}});
+    CHECK(bad_name.exit_code == 2);
+    auto no_command = h.run("exec_in_session", {{"name", "s"}, {"command", Json::array()}});
+    CHECK(no_command.exit_code == 2);
+    CHECK_THAT(no_command.doc["error"].get<std::string>(), Catch::Contains("no command given"));
+}
+
+TEST_CASE("run streams its output as progress and returns the command's exit code",
+          "[ops][shells]") {
+    Home h;
+    std::string streamed;
+    auto r = h.run("run", {{"command", {"sh", "-c", "printf hi; exit 3"}}},
+                   [&](const Json& event) { streamed += event["output"].get<std::string>(); });
+    CHECK(streamed == "hi");
+    CHECK(r.exit_code == 3);
+    CHECK(r.doc["output"] == "hi");
+    CHECK(r.doc["timedOut"] == false);
+    CHECK(r.doc["exitStatus"] == Json{{"exitCode", 3}, {"signal", nullptr}});
+    CHECK_FALSE(std::filesystem::exists(h.home));  // run needs no home
+}
