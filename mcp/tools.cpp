@@ -47,6 +47,8 @@ const Field kTeam{
     .convert = Convert::team,
     .help = "the team to act on (default: the server's team, else the only live one)"};
 
+const Field kShellId{.tool = "shell_id", .param = "id"};
+
 const std::vector<Spec>& specs() {
     static const std::vector<Spec> kSpecs{
         {.tool = "team_create", .command = "create"},
@@ -108,17 +110,18 @@ const std::vector<Spec>& specs() {
         {.tool = "task_done", .command = "task done"},
         {.tool = "shell_start", .command = "shell start"},
         {.tool = "shell_list", .command = "shell list", .list_key = "shells"},
-        {.tool = "shell_status", .command = "shell status"},
-        {.tool = "shell_output", .command = "shell output"},
-        {.tool = "shell_wait", .command = "shell wait", .bound = "timeout"},
+        // The shell tools name a shell as kill_shell does (shell_id, after Claude Code's tools).
+        {.tool = "shell_status", .command = "shell status", .fields = {kShellId}},
+        {.tool = "shell_output", .command = "shell output", .fields = {kShellId}},
+        {.tool = "shell_wait", .command = "shell wait", .fields = {kShellId}, .bound = "timeout"},
         {.tool = "kill_shell",
          .command = "shell kill",
-         .fields = {{.tool = "shell_id", .param = "id"},
+         .fields = {kShellId,
                     {.tool = "force",
                      .param = "no_force",
                      .convert = Convert::negate,
                      .help = "SIGKILL what is left when timeout runs out (default true)"}}},
-        {.tool = "shell_release", .command = "shell release"},
+        {.tool = "shell_release", .command = "shell release", .fields = {kShellId}},
         {.tool = "run", .command = "run", .bound = "timeout"},
         {.tool = "session_exec", .command = "session exec"},
         {.tool = "activity", .command = "activity", .list_key = "activity"},

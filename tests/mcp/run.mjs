@@ -333,6 +333,54 @@ test('kill_agent keeps the kill-agent contract field for field, and the handshak
   assert.equal(confirmed.success, true);
 }));
 
+test('the other tools: logs, prompt, messages, ack, task update, kill_shell and release, teardown', withHome(async (home) => {
+  const { client: leader } = await home.client();
+  await ok(leader, 'team_create', { name: 'web', cwd: home.dir });
+  await ok(leader, 'agent_spawn', { name: 'w1', command: ['sh', '-c', 'echo hello from w1; exec sleep 600'] });
+  await ok(leader, 'agent_logs', { name: 'w1', lines: 20 });
+  await refused(leader, 'agent_logs', { name: 'w9' }, 'not_found');
+  await ok(leader, 'agent_prompt', { name: 'w1', text: 'hi there' });
+  await refused(leader, 'agent_prompt', { name: 'w9', text: 'hi' }, 'not_found');
+
+  const sent = await ok(leader, 'message_send', { to: 'w1', text: 'please review', type: 'request', data: '{"pr": 7}' });
+  const { client: agent } = await home.client([], { TEAM_AGENT_ID: 'w1@web' });
+  const inbox = await ok(agent, 'inbox_read', { unread: true });
+  assert.equal(inbox.messages.length, 1);
+  assert.equal(inbox.messages[0].text, 'please review');
+  assert.equal(inbox.messages[0].id, sent.id ?? inbox.messages[0].id);
+  await ok(agent, 'inbox_ack', { ids: [inbox.messages[0].id] });
+  assert.equal((await ok(agent, 'inbox_read', { unread: true })).messages.length, 0);
+  await refused(agent, 'inbox_ack', { ids: [999999] }, 'not_found');
+  await refused(agent, 'inbox_read', { agent: 'leader' }, 'refused');  // another's inbox: the leader only
+
+  const task = await ok(leader, 'task_add', { subject: 'first' });
+  const updated = await ok(leader, 'task_update', { id: task.id, subject: 'renamed', owner: 'w1' });
+  assert.equal(updated.subject, 'renamed');
+  assert.equal(updated.owner, 'w1');
+  await refused(leader, 'task_update', { id: task.id, status: 'nonsense' }, 'usage');
+  await refused(agent, 'task_claim', { id: '42' }, 'not_found');
+
+  // kill_shell: the KillShell contract, on a shell the command line started.
+  const started = await home.team(['shell', 'start', '--json', '--', 'sleep', '600']);
+  assert.equal(started.code, 0, started.stderr);
+  const shellId = JSON.parse(started.stdout).shell_id;
+  const killed = await ok(leader, 'kill_shell', { shell_id: shellId, timeout: '2s' });
+  assert.deepEqual(
+    { success: killed.success, shell_id: killed.shell_id, signal_sent: killed.signal_sent, force_killed: killed.force_killed, error: killed.error },
+    { success: true, shell_id: shellId, signal_sent: 'SIGTERM', force_killed: false, error: null });
+  assert.ok('exit_code' in killed);
+  const again = await ok(leader, 'kill_shell', { shell_id: shellId });
+  assert.equal(again.signal_sent, 'none');
+  assert.match(again.error, /already/);
+  await ok(leader, 'shell_release', { shell_id: shellId });
+  await refused(leader, 'shell_release', { shell_id: shellId }, 'not_found');
+
+  // The agent may not tear down; the leader may.
+  await refused(agent, 'team_teardown', {}, 'refused');
+  const down = await ok(leader, 'team_teardown', { grace: '2s' });
+  assert.equal(down.success, true, JSON.stringify(down));
+}));
+
 test('a waiting inbox_read does not hold up other calls and wakes on a send from another process', withHome(async (home) => {
   const created = await home.team(['create', 'web', '--cwd', home.dir]);
   assert.equal(created.code, 0, created.stderr);

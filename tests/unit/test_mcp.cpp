@@ -213,6 +213,7 @@ TEST_CASE("mcp: kill_agent, kill_shell, inbox_read and agent_spawn take SPEC 12'
 
     auto shell = find_tool("kill_shell")->call({{"shell_id", "bg-a1b2c3"}, {"force", false}});
     CHECK(shell.values == Json{{"id", "bg-a1b2c3"}, {"no_force", true}});
+    CHECK(properties(*find_tool("shell_release")) == std::set<std::string>{"shell_id"});
 
     auto inbox = find_tool("inbox_read")
                      ->call({{"sinceId", 3}, {"markRead", true}, {"waitMs", 250}, {"team", "web"}});
