@@ -12,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "mcp/channel.hpp"
 #include "mcp/jsonrpc.hpp"
 #include "mcp/tools.hpp"
 #include "ops/operation.hpp"
@@ -82,6 +83,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     std::size_t threads = 0;                                 // calls' threads still running
     bool stopping = false;                                   // the heartbeat ends
     std::thread heartbeat;
+    std::unique_ptr<InboxPush> push;  // from notifications/initialized; the reader's thread only
 
     void write(const nlohmann::json& message) {
         std::string line = frame(message);
@@ -210,6 +212,10 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     void handle(const Message& m) {
         if (!m.is_request()) {
             if (m.method == "notifications/cancelled") cancelled(m.params);
+            if (m.method == "notifications/initialized" && options.push_inbox && !push) {
+                push = std::make_unique<InboxPush>(options.identity,
+                                                   [this](const nlohmann::json& n) { write(n); });
+            }
             return;  // notifications/initialized and the rest need nothing
         }
         const nlohmann::json& id = *m.id;
@@ -244,7 +250,10 @@ nlohmann::json initialize_result(const nlohmann::json& params, const std::string
         if (asked == v) chosen = v;
     }
     return {{"protocolVersion", chosen},
-            {"capabilities", {{"tools", {{"listChanged", false}}}}},
+            {"capabilities",
+             {{"tools", {{"listChanged", false}}},
+              // Claude Code's channels: the caller's new messages pushed (mcp/channel.hpp).
+              {"experimental", {{"claude/channel", nlohmann::json::object()}}}}},
             {"serverInfo", {{"name", "team"}, {"title", "team"}, {"version", version}}},
             {"instructions", kInstructions}};
 }
@@ -293,6 +302,7 @@ void Server::close(std::chrono::milliseconds budget) {
         s.flights_changed.wait_for(lock, budget, [&] { return s.threads == 0; });
     }
     if (s.heartbeat.joinable()) s.heartbeat.join();
+    s.push.reset();  // its wait ends at once
     std::lock_guard lock(s.write_mutex);
     s.closed = true;
 }

@@ -30,6 +30,7 @@ struct ServerOptions {
     ops::Identity identity;  // the caller, fixed at start (SPEC 1.5); a call may name its team
     std::string version = "0.1.0";
     std::chrono::milliseconds heartbeat{5000};  // progress while a call with a token runs
+    bool push_inbox = true;  // the caller's new messages as Claude Code channel notifications
 };
 
 class Server {

@@ -75,7 +75,7 @@ class Home {
   }
 
   // A connected SDK client on `team mcp ARGS`, the server's environment `more` on top.
-  async client(args = [], more = {}) {
+  async client(args = [], more = {}, onNotification = null) {
     const transport = new StdioClientTransport({
       command: TEAM,
       args: ['mcp', ...args],
@@ -83,6 +83,7 @@ class Home {
       stderr: 'pipe',
     });
     const client = new Client({ name: 'team-mcp-tests', version: '1.0.0' });
+    if (onNotification) client.fallbackNotificationHandler = async (n) => onNotification(n);
     await client.connect(transport);
     this.clients.push(client);
     // The client keeps the tools' output schemas and checks every structured result against them.
@@ -414,6 +415,41 @@ test('a waiting inbox_read does not hold up other calls and wakes on a send from
   assert.ok(woke < 1000, `woke ${woke} ms after the send`);
   assert.ok(progress >= 1, 'no progress notification while waiting');
   console.log(`# inbox_read woke ${woke} ms after the send returned; ${progress} progress notification(s)`);
+}));
+
+test("the caller's new messages are pushed as Claude Code channel notifications, and stay unread", withHome(async (home) => {
+  const created = await home.team(['create', 'web', '--cwd', home.dir]);
+  assert.equal(created.code, 0, created.stderr);
+  const spawned = await home.team(['spawn', 'w1', '--', 'sleep', '600'], { TEAM_NAME: 'web' });
+  assert.equal(spawned.code, 0, spawned.stderr);
+  const early = await home.team(['send', 'w1', 'sent before the server started'], { TEAM_NAME: 'web' });
+  assert.equal(early.code, 0, early.stderr);
+  const pushed = [];
+  const { client } = await home.client([], { TEAM_AGENT_ID: 'w1@web' }, (n) => {
+    if (n.method === 'notifications/claude/channel') pushed.push(n.params);
+  });
+  assert.deepEqual(client.getServerCapabilities().experimental?.['claude/channel'], {});
+  const waitFor = async (count) => {
+    for (let i = 0; i < 100 && pushed.length < count; i++) await sleep(20);
+    assert.equal(pushed.length, count, JSON.stringify(pushed));
+  };
+  await waitFor(1);
+  assert.equal(pushed[0].content, 'sent before the server started');
+  const sent = await home.team(['send', 'w1', 'pushed to you', '--type', 'note'], { TEAM_NAME: 'web' });
+  assert.equal(sent.code, 0, sent.stderr);
+  await waitFor(2);
+  assert.equal(pushed[1].content, 'pushed to you');
+  assert.equal(pushed[1].meta.from, 'leader');
+  assert.equal(pushed[1].meta.type, 'note');
+  assert.equal(pushed[1].meta.team, 'web');
+  const kill = await home.team(['kill-agent', 'w1', '--json'], { TEAM_NAME: 'web' });
+  assert.equal(kill.code, 0, kill.stderr);
+  await waitFor(3);
+  assert.equal(pushed[2].meta.type, 'shutdown_request');
+  assert.equal(pushed[2].meta.request_id, JSON.parse(kill.stdout).requestId);
+  assert.match(pushed[2].content, /shutdown_respond/);
+  // Pushed, and still in the inbox unread.
+  assert.equal((await ok(client, 'inbox_read', { unread: true })).messages.length, 3);
 }));
 
 test('a cancelled call ends its wait and the server goes on', withHome(async (home) => {

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "mcp/channel.hpp"
 #include "mcp/jsonrpc.hpp"
 #include "mcp/server.hpp"
 #include "mcp/tools.hpp"
@@ -128,6 +129,30 @@ TEST_CASE("mcp: initialize answers the revision asked when spoken, else the newe
     CHECK(r["protocolVersion"] == "2025-11-25");
     CHECK(r["capabilities"].contains("tools"));
     CHECK(r["serverInfo"]["name"] == "team");
+    CHECK(r["capabilities"]["experimental"]["claude/channel"] == Json::object());
+}
+
+TEST_CASE("mcp: a message is pushed as a channel notification with string meta", "[mcp]") {
+    auto n = InboxPush::notification_for({{"id", 7},
+                                          {"team", "web"},
+                                          {"from", "leader"},
+                                          {"to", "w1"},
+                                          {"type", "shutdown_request"},
+                                          {"text", "please stop"},
+                                          {"data", {{"requestId", "r-1"}, {"reason", "done"}}},
+                                          {"readAt", nullptr}});
+    CHECK(n["method"] == "notifications/claude/channel");
+    CHECK(n["params"]["content"].get<std::string>().rfind("please stop", 0) == 0);
+    CHECK(n["params"]["meta"] == Json{{"source", "team"},
+                                      {"message_id", "7"},
+                                      {"from", "leader"},
+                                      {"type", "shutdown_request"},
+                                      {"team", "web"},
+                                      {"request_id", "r-1"}});
+    for (const auto& [key, value] : n["params"]["meta"].items()) {
+        CHECK(value.is_string());
+        CHECK(key.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos);
+    }
 }
 
 TEST_CASE("mcp: the tools are SPEC 12's, with schemas from the operations table", "[mcp]") {
