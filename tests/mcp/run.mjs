@@ -382,6 +382,25 @@ test('the other tools: logs, prompt, messages, ack, task update, kill_shell and 
   assert.equal(down.success, true, JSON.stringify(down));
 }));
 
+test('started inside an agent\'s pane, the server acts as that agent (TEAM_AGENT_ID inherited)', withHome(async (home) => {
+  const { client: leader } = await home.client();
+  await ok(leader, 'team_create', { name: 'web', cwd: home.dir });
+  // The agent's program is a harness that starts `team mcp` with the pane's environment and
+  // sends one message to the leader through it.
+  const lines = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pane', version: '0' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'message_send', arguments: { to: 'leader', text: 'hello from my pane' } } },
+  ].map((m) => JSON.stringify(m)).join('\n');
+  const out = join(home.dir, 'pane-mcp.out');
+  const script = `printf '%s\\n' '${lines}' | { cat; sleep 2; } | '${TEAM}' mcp > '${out}'; exec sleep 600`;
+  await ok(leader, 'agent_spawn', { name: 'w1', command: ['sh', '-c', script] });
+  const got = await ok(leader, 'inbox_read', { waitMs: 20000, type: 'message' });
+  assert.equal(got.messages.length, 1, JSON.stringify(got));
+  assert.equal(got.messages[0].from, 'w1');
+  assert.equal(got.messages[0].text, 'hello from my pane');
+}));
+
 test('a waiting inbox_read does not hold up other calls and wakes on a send from another process', withHome(async (home) => {
   const created = await home.team(['create', 'web', '--cwd', home.dir]);
   assert.equal(created.code, 0, created.stderr);
