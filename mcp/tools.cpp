@@ -6,6 +6,7 @@
 #include "base/duration.hpp"
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "mcp/schema.hpp"
 #include "ops/table.hpp"
 
 namespace team::mcp {
@@ -141,17 +142,6 @@ const Field* field_of(const Spec& spec, std::string_view param) {
     return nullptr;
 }
 
-std::string help_of(const ops::Param& p) {
-    std::string help(p.help);
-    // The command line's words in the help ('-': stdin) mean nothing to a tool.
-    if (auto at = help.find(" ('-': stdin)"); at != std::string::npos) help.erase(at, 13);
-    if (!p.default_text.empty()) help += " (default " + std::string(p.default_text) + ")";
-    if (p.type == ops::Type::duration) {
-        help += "; a duration: 250ms, 5s, 2m, 1h (a bare number is seconds)";
-    }
-    return help;
-}
-
 nlohmann::json field_schema(const Field& f, const ops::Param* p) {
     nlohmann::json s;
     switch (f.convert) {
@@ -188,7 +178,7 @@ nlohmann::json input_schema(const Spec& spec, const ops::Operation& op) {
         const Field* f = field_of(spec, p.name);
         std::string name(f ? f->tool : p.name);
         properties[name] = f ? field_schema(*f, &p) : param_schema(p);
-        if (f && f->help.empty()) properties[name]["description"] = help_of(p);
+        if (f && f->help.empty()) properties[name]["description"] = param_help(p);
         if (p.required) required.push_back(name);
     }
     if (!own_team && op.scope != ops::Scope::none) {
@@ -254,87 +244,6 @@ nlohmann::json output_schema(const Spec& spec) {
     return schema;
 }
 
-std::string type_name(const nlohmann::json& schema) {
-    auto type = schema.value("type", nlohmann::json("value"));
-    if (type == "integer") return "a whole number";
-    if (type == "boolean") return "true or false";
-    if (type == "array") return "an array";
-    if (type == "object") return "an object";
-    return "a " + type.get<std::string>();
-}
-
-// Whether `v` fits the type of `schema` (the schemas here have one type each).
-bool fits(const nlohmann::json& schema, const nlohmann::json& v) {
-    auto type = schema.value("type", nlohmann::json());
-    if (type == "string") return v.is_string();
-    if (type == "boolean") return v.is_boolean();
-    if (type == "integer") {
-        if (!v.is_number_integer()) return false;
-        if (schema.contains("minimum") && v.get<long long>() < schema["minimum"].get<long long>()) {
-            return false;
-        }
-        return true;
-    }
-    if (type == "object") {
-        if (!v.is_object()) return false;
-        if (auto ap = schema.find("additionalProperties"); ap != schema.end() && ap->is_object()) {
-            return std::all_of(v.begin(), v.end(), [&](const auto& e) { return fits(*ap, e); });
-        }
-        return true;
-    }
-    if (type == "array") {
-        if (!v.is_array()) return false;
-        if (auto items = schema.find("items"); items != schema.end()) {
-            return std::all_of(v.begin(), v.end(), [&](const auto& e) { return fits(*items, e); });
-        }
-        return true;
-    }
-    return true;
-}
-
-std::string expected(const nlohmann::json& schema) {
-    std::string what = type_name(schema);
-    if (schema.value("type", "") == "integer" && schema.contains("minimum")) {
-        what += " of at least " + std::to_string(schema["minimum"].get<long long>());
-    }
-    if (schema.value("type", "") == "array" && schema.contains("items")) {
-        what += " of " + type_name(schema["items"]) + "s";
-    }
-    if (schema.value("type", "") == "object" && schema.contains("additionalProperties")) {
-        what += " of " + type_name(schema["additionalProperties"]) + "s";
-    }
-    return what;
-}
-
-// Checks `arguments` against `schema`: unknown fields, types, required ones, enums.
-void check(const nlohmann::json& schema, const nlohmann::json& arguments) {
-    const auto& properties = schema["properties"];
-    for (const auto& [key, value] : arguments.items()) {
-        auto p = properties.find(key);
-        if (p == properties.end()) {
-            std::vector<std::string> known;
-            for (const auto& [k, _] : properties.items()) known.push_back(k);
-            throw ArgumentError{key, "unknown argument " + quote(key) + did_you_mean(key, known)};
-        }
-        if (value.is_null()) continue;
-        if (!fits(*p, value)) throw ArgumentError{key, key + " must be " + expected(*p)};
-        if (auto e = p->find("enum"); e != p->end()) {
-            if (std::find(e->begin(), e->end(), value) == e->end()) {
-                throw ArgumentError{key, key + " must be one of " + e->dump()};
-            }
-        }
-    }
-    if (auto required = schema.find("required"); required != schema.end()) {
-        for (const auto& r : *required) {
-            std::string name = r.get<std::string>();
-            auto it = arguments.find(name);
-            if (it == arguments.end() || it->is_null()) {
-                throw ArgumentError{name, name + " is required"};
-            }
-        }
-    }
-}
-
 Call respond_call(const nlohmann::json& arguments) {
     Call call;
     std::string action = arguments.at("action").get<std::string>();
@@ -394,34 +303,6 @@ const Spec& spec_of(const Tool& tool) {
 
 }  // namespace
 
-nlohmann::json param_schema(const ops::Param& p) {
-    nlohmann::json s;
-    switch (p.type) {
-        case ops::Type::string:
-        case ops::Type::text:
-        case ops::Type::duration:
-            s = {{"type", "string"}};
-            break;
-        case ops::Type::boolean:
-            s = {{"type", "boolean"}};
-            break;
-        case ops::Type::integer:
-            s = {{"type", "integer"}, {"minimum", p.min}};
-            break;
-        case ops::Type::strings:
-        case ops::Type::command:
-            s = {{"type", "array"}, {"items", {{"type", "string"}}}};
-            break;
-        case ops::Type::integers:
-            s = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", p.min}}}};
-            break;
-    }
-    std::string help = help_of(p);
-    if (p.type == ops::Type::command) help = "the program and its arguments, executed as given";
-    if (!help.empty()) s["description"] = help;
-    return s;
-}
-
 nlohmann::json Tool::listing() const {
     std::string description(op->summary);
     if (name == "shutdown_respond") {
@@ -438,7 +319,7 @@ nlohmann::json Tool::listing() const {
 Call Tool::call(const nlohmann::json& arguments_in) const {
     nlohmann::json arguments = arguments_in.is_null() ? nlohmann::json::object() : arguments_in;
     if (!arguments.is_object()) throw ArgumentError{"arguments", "arguments must be an object"};
-    check(input_schema, arguments);
+    check_arguments(input_schema, arguments);
     if (name == "shutdown_respond") return respond_call(arguments);
     const Spec& spec = spec_of(*this);
     Call call;

@@ -11,15 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "mcp/schema.hpp"
 #include "ops/operation.hpp"
 
 namespace team::mcp {
-
-// Arguments that do not fit a tool's schema: JSON-RPC -32602, naming the field.
-struct ArgumentError {
-    std::string field;
-    std::string message;
-};
 
 // One request of a tool, made into one of the core.
 struct Call {
@@ -49,9 +44,6 @@ const std::vector<Tool>& tools();
 const Tool* find_tool(std::string_view name);
 // The tools SPEC 12 names that the table has no operation for yet.
 std::vector<std::string> missing_tools();
-
-// The JSON schema of one parameter (exposed for the unit tests).
-nlohmann::json param_schema(const ops::Param& param);
 
 // The longest wait a tool may ask for (SPEC 12): 10 minutes.
 inline constexpr long long kMaxWaitMs = 10 * 60 * 1000;
