@@ -228,6 +228,12 @@ test('initialize negotiates a revision and tools/list gives every tool with its 
 
 test('a newer revision probe gets one the server speaks (raw initialize)', withHome(async (home) => {
   const s = home.raw();
+  // The v2 client's 'auto' negotiation probes with server/discover (revision 2026-07-28) and
+  // falls back to initialize on a method-not-found: the probe gets -32601, the server goes on.
+  s.send({ jsonrpc: '2.0', id: 0, method: 'server/discover' });
+  const probe = await s.next();
+  assert.equal(probe.id, 0);
+  assert.equal(probe.error.code, -32601);
   s.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'probe', version: '0' } } });
   const r = await s.next();
   assert.equal(r.result.protocolVersion, '2025-11-25');
