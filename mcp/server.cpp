@@ -274,7 +274,14 @@ void Server::handle_line(std::string_view line) {
     if (auto* refusal = std::get_if<Refusal>(&parsed)) {
         state_->write(refusal->response);
     } else if (auto* message = std::get_if<Message>(&parsed)) {
-        state_->handle(*message);
+        try {
+            state_->handle(*message);
+        } catch (const std::exception& e) {
+            // A bug, not the client's error: answered, and the server reads on.
+            if (message->is_request()) {
+                state_->write(error_response(*message->id, internal_error, e.what()));
+            }
+        }
     }
 }
 
