@@ -168,6 +168,7 @@ int run(int argc, char** argv) {
         {"shell", add_shell_command},       {"session", add_session_command},
         {"run", add_run_command},           {"__supervise", add_supervise_command},
         {"__agent", add_supervise_command},  // declares both hidden commands
+        {"mcp", add_mcp_command},            // the MCP server (mcp/)
     };
     const Command* only = nullptr;
     if (auto word = command_word(argc, argv); word && !help_before_command(argc, argv)) {

@@ -18,6 +18,7 @@
 namespace team {
 
 namespace {
+thread_local int t_cancel_fd = -1;
 constexpr const char* kMarker = "team.db.changed";
 constexpr const char* kWakeDir = "wake";
 }  // namespace
@@ -141,6 +142,12 @@ bool ChangeWatch::drain() {
     return changed;
 }
 
+int set_thread_cancel_fd(int fd) {
+    int previous = t_cancel_fd;
+    t_cancel_fd = fd;
+    return previous;
+}
+
 bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline) {
     return wait_until(deadline, {});
 }
@@ -150,6 +157,11 @@ bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
     using namespace std::chrono;
     std::vector<pollfd> fds{{fd_, POLLIN, 0}};
     for (int fd : others) fds.push_back({fd, POLLIN, 0});
+    // The thread's cancel descriptor, polled last, never consumed: once cancelled, every later
+    // wait of the request ends too.
+    bool cancellable = t_cancel_fd >= 0;
+    if (cancellable) fds.push_back({t_cancel_fd, POLLIN, 0});
+    size_t watched = fds.size() - (cancellable ? 1 : 0);
     for (;;) {
         auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
         if (left < 0) left = 0;
@@ -158,7 +170,8 @@ bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
             ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left + 1, 60'000)));
         if (rc < 0 && errno == EINTR) continue;
         if (rc > 0) {
-            for (size_t i = 1; i < fds.size(); ++i) {
+            if (cancellable && fds.back().revents != 0) throw WaitCancelled();
+            for (size_t i = 1; i < watched; ++i) {
                 if (fds[i].revents != 0) return true;
             }
             if (drain()) return true;

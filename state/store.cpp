@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <optional>
 
 #include "base/error.hpp"
@@ -144,18 +145,24 @@ enum class Turn { held, timed_out, unavailable };
 Turn flock_within(int fd, int timeout_ms, int how) {
     if (::flock(fd, how | LOCK_NB) == 0) return Turn::held;
     if (errno != EWOULDBLOCK) return Turn::unavailable;
-    struct sigaction quiet {};
-    quiet.sa_handler = [](int) {};
-    sigemptyset(&quiet.sa_mask);
-    quiet.sa_flags = 0;  // no SA_RESTART: the alarm must interrupt flock
+    // The handler is installed once for the process and never taken back: threads of one
+    // process (the MCP server's calls) may wait here at once, and one restoring the default
+    // while another's timer is armed would let that alarm kill the process. A no-op handler
+    // changes nothing else (exec resets it for every child).
+    static std::once_flag installed;
+    std::call_once(installed, [] {
+        struct sigaction quiet {};
+        quiet.sa_handler = [](int) {};
+        sigemptyset(&quiet.sa_mask);
+        quiet.sa_flags = 0;  // no SA_RESTART: the alarm must interrupt flock
+        ::sigaction(SIGALRM, &quiet, nullptr);
+    });
     sigevent ev{};
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev.sigev_signo = SIGALRM;
     ev._sigev_un._tid = static_cast<pid_t>(::gettid());
     timer_t timer{};
     if (::timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0) return Turn::unavailable;
-    struct sigaction previous {};
-    ::sigaction(SIGALRM, &quiet, &previous);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     Turn turn = Turn::timed_out;
     for (;;) {
@@ -177,7 +184,6 @@ Turn flock_within(int fd, int timeout_ms, int how) {
         }
     }
     ::timer_delete(timer);
-    ::sigaction(SIGALRM, &previous, nullptr);
     return turn;
 }
 

@@ -1,0 +1,365 @@
+#include "mcp/server.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "mcp/channel.hpp"
+#include "mcp/jsonrpc.hpp"
+#include "mcp/tools.hpp"
+#include "ops/operation.hpp"
+#include "state/change_watch.hpp"
+
+namespace team::mcp {
+
+namespace {
+
+constexpr const char* kInstructions =
+    "team: you work in a team of coding agents (or lead it). Identity is fixed when this server "
+    "starts: in an agent's pane it acts as that agent (TEAM_AGENT_ID), else as the leader.\n"
+    "Between steps, call inbox_read with unread: true (or waitMs to block until a message "
+    "comes). A message of type shutdown_request asks you to stop: call shutdown_respond with "
+    "action approve, finish or abandon your current step, then shutdown_respond with action "
+    "confirm; or action reject with a reason to keep working. Take work with task_claim, finish "
+    "it with task_done, report to the leader with message_send.";
+
+// One tools/call while it runs.
+struct Flight {
+    explicit Flight(nlohmann::json request_id, nlohmann::json progress_token)
+        : id(std::move(request_id)), token(std::move(progress_token)) {
+        cancel_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    }
+    ~Flight() {
+        if (cancel_fd >= 0) ::close(cancel_fd);
+    }
+    Flight(const Flight&) = delete;
+    Flight& operator=(const Flight&) = delete;
+
+    // The client withdrew the request: its wait ends and nothing is answered.
+    void cancel() {
+        cancelled = true;
+        interrupt();
+    }
+
+    // The input ended: its wait ends; a call that still succeeds is answered, one that failed
+    // (its wait cut short) is not.
+    void interrupt() {
+        interrupted = true;
+        std::uint64_t one = 1;
+        if (cancel_fd >= 0) {
+            ssize_t n = ::write(cancel_fd, &one, sizeof one);
+            (void)n;  // full or closed: a cancel is pending already
+        }
+    }
+
+    nlohmann::json id;
+    nlohmann::json token;  // null: the client asked for no progress
+    int cancel_fd = -1;
+    std::atomic<bool> cancelled{false};
+    std::atomic<bool> interrupted{false};
+    std::atomic<long long> progress{0};
+};
+
+}  // namespace
+
+struct Server::State : std::enable_shared_from_this<Server::State> {
+    ServerOptions options;
+    Writer writer;
+
+    std::mutex write_mutex;
+    bool closed = false;  // under write_mutex: nothing is written after close
+
+    mutable std::mutex flights_mutex;
+    std::condition_variable flights_changed;
+    std::map<std::string, std::shared_ptr<Flight>> flights;  // by the request id's JSON
+    std::size_t threads = 0;                                 // calls' threads still running
+    bool stopping = false;                                   // the heartbeat ends
+    std::thread heartbeat;
+    std::unique_ptr<InboxPush> push;  // from notifications/initialized; the reader's thread only
+
+    void write(const nlohmann::json& message) {
+        std::string line = frame(message);
+        std::lock_guard lock(write_mutex);
+        if (closed) return;
+        writer(line);
+    }
+
+    void progress(Flight& f, const std::string& message) {
+        if (f.token.is_null()) return;
+        nlohmann::json params = {{"progressToken", f.token}, {"progress", ++f.progress}};
+        if (!message.empty()) params["message"] = message;
+        write(notification("notifications/progress", std::move(params)));
+    }
+
+    void beat() {
+        std::unique_lock lock(flights_mutex);
+        auto next = std::chrono::steady_clock::now() + options.heartbeat;
+        while (!stopping) {
+            // Woken early by every call's end and by close(): only the deadline beats.
+            if (flights_changed.wait_until(lock, next) != std::cv_status::timeout) continue;
+            next += options.heartbeat;
+            std::vector<std::shared_ptr<Flight>> now;
+            for (const auto& [_, f] : flights) now.push_back(f);
+            lock.unlock();
+            for (const auto& f : now) {
+                if (!f->cancelled) progress(*f, "waiting");
+            }
+            lock.lock();
+        }
+    }
+
+    void run_call(const std::shared_ptr<Flight>& f, const Tool& tool, const Call& call) {
+        int previous = set_thread_cancel_fd(f->cancel_fd);
+        ops::Result r;
+        try {
+            ops::Identity identity = options.identity;
+            if (call.team) identity.team = call.team;
+            ops::Core core(identity);
+            ops::Progress report;
+            if (!f->token.is_null()) {
+                report = [&](const nlohmann::json& event) { progress(*f, event.dump()); };
+            }
+            r = ops::invoke(core, *call.op, call.values, ops::Naming::json, report);
+        } catch (const Error& e) {
+            r = ops::error_result(*call.op, call.values, e);
+        } catch (const std::exception& e) {
+            r = ops::error_result(*call.op, call.values, failed(e.what()));
+        }
+        set_thread_cancel_fd(previous);
+        if (!f->cancelled && !(f->interrupted && !r.ok())) {
+            nlohmann::json content = tool.structured(r.doc);
+            nlohmann::json result = {
+                {"content",
+                 {{{"type", "text"},
+                   {"text",
+                    content.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}}}},
+                {"structuredContent", content},
+                {"isError", !r.ok()}};
+            write(result_response(f->id, std::move(result)));
+        }
+        std::lock_guard lock(flights_mutex);
+        auto it = flights.find(f->id.dump());
+        if (it != flights.end() && it->second == f) flights.erase(it);
+        --threads;
+        flights_changed.notify_all();
+    }
+
+    void call(const nlohmann::json& id, const nlohmann::json& params) {
+        auto name = params.find("name");
+        if (name == params.end() || !name->is_string()) {
+            write(error_response(id, invalid_params, "params.name must be the tool's name",
+                                 {{"field", "name"}}));
+            return;
+        }
+        const Tool* tool = find_tool(name->get<std::string>());
+        if (!tool) {
+            std::vector<std::string> names;
+            for (const auto& t : tools()) names.push_back(t.name);
+            write(error_response(id, invalid_params,
+                                 "unknown tool " + quote(name->get<std::string>()) +
+                                     did_you_mean(name->get<std::string>(), names),
+                                 {{"field", "name"}}));
+            return;
+        }
+        Call call;
+        try {
+            call = tool->call(params.value("arguments", nlohmann::json::object()));
+        } catch (const ArgumentError& e) {
+            write(error_response(id, invalid_params, e.message, {{"field", e.field}}));
+            return;
+        } catch (const Error& e) {
+            write(error_response(id, invalid_params, e.what()));
+            return;
+        }
+        nlohmann::json token = nullptr;
+        if (auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
+            if (auto t = meta->find("progressToken"); t != meta->end()) token = *t;
+        }
+        auto f = std::make_shared<Flight>(id, token);
+        {
+            std::lock_guard lock(flights_mutex);
+            if (stopping) return;
+            flights[id.dump()] = f;
+            ++threads;
+        }
+        auto self = shared_from_this();  // kept while a call's thread outlives close()
+        try {
+            std::thread([self, f, tool, call] { self->run_call(f, *tool, call); }).detach();
+        } catch (const std::system_error& e) {
+            std::lock_guard lock(flights_mutex);
+            flights.erase(id.dump());
+            --threads;
+            write(error_response(id, internal_error, std::string("no thread: ") + e.what()));
+        }
+    }
+
+    void cancelled(const nlohmann::json& params) {
+        auto id = params.find("requestId");
+        if (id == params.end()) return;
+        std::lock_guard lock(flights_mutex);
+        auto it = flights.find(id->dump());
+        if (it != flights.end()) it->second->cancel();
+    }
+
+    void handle(const Message& m) {
+        if (!m.is_request()) {
+            if (m.method == "notifications/cancelled") cancelled(m.params);
+            if (m.method == "notifications/initialized" && options.push_inbox && !push) {
+                push = std::make_unique<InboxPush>(options.identity,
+                                                   [this](const nlohmann::json& n) { write(n); });
+            }
+            return;  // notifications/initialized and the rest need nothing
+        }
+        const nlohmann::json& id = *m.id;
+        if (m.method == "initialize") {
+            write(result_response(id, initialize_result(m.params, options.version)));
+        } else if (m.method == "ping") {
+            write(result_response(id, nlohmann::json::object()));
+        } else if (m.method == "tools/list") {
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& t : tools()) list.push_back(t.listing());
+            write(result_response(id, {{"tools", list}}));
+        } else if (m.method == "tools/call") {
+            call(id, m.params.is_object() ? m.params : nlohmann::json::object());
+        } else {
+            write(error_response(id, method_not_found, "method not found: " + m.method));
+        }
+    }
+};
+
+nlohmann::json initialize_result(const nlohmann::json& params, const std::string& version) {
+    std::string asked;
+    if (params.is_object()) {
+        if (auto v = params.find("protocolVersion"); v != params.end() && v->is_string()) {
+            asked = v->get<std::string>();
+        }
+    }
+    // A revision we speak is answered as asked; any other (a newer probe, an older client)
+    // gets our newest, and the client decides whether it can go on (the specification's
+    // lifecycle, "Version Negotiation").
+    std::string chosen = kProtocolVersions[0];
+    for (const char* v : kProtocolVersions) {
+        if (asked == v) chosen = v;
+    }
+    return {{"protocolVersion", chosen},
+            {"capabilities",
+             {{"tools", {{"listChanged", false}}},
+              // Claude Code's channels: the caller's new messages pushed (mcp/channel.hpp).
+              {"experimental", {{"claude/channel", nlohmann::json::object()}}}}},
+            {"serverInfo", {{"name", "team"}, {"title", "team"}, {"version", version}}},
+            {"instructions", kInstructions}};
+}
+
+Server::Server(ServerOptions options, Writer write) : state_(std::make_shared<State>()) {
+    state_->options = std::move(options);
+    state_->writer = std::move(write);
+    state_->heartbeat = std::thread([s = state_.get()] { s->beat(); });
+}
+
+Server::~Server() {
+    close(std::chrono::milliseconds(1000));
+}
+
+void Server::handle_line(std::string_view line) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+    auto parsed = parse_line(line);
+    if (auto* refusal = std::get_if<Refusal>(&parsed)) {
+        state_->write(refusal->response);
+    } else if (auto* message = std::get_if<Message>(&parsed)) {
+        try {
+            state_->handle(*message);
+        } catch (const std::exception& e) {
+            // A bug, not the client's error: answered, and the server reads on.
+            if (message->is_request()) {
+                state_->write(error_response(*message->id, internal_error, e.what()));
+            }
+        }
+    }
+}
+
+void Server::refuse_long_line() {
+    state_->write(
+        error_response(nullptr, invalid_request, "invalid request: a line over 2 MiB was refused"));
+}
+
+std::size_t Server::running() const {
+    std::lock_guard lock(state_->flights_mutex);
+    return state_->threads;
+}
+
+void Server::close(std::chrono::milliseconds budget) {
+    auto& s = *state_;
+    {
+        std::lock_guard lock(s.write_mutex);
+        if (s.closed) return;
+    }
+    {
+        std::unique_lock lock(s.flights_mutex);
+        s.stopping = true;
+        for (auto& [_, f] : s.flights) f->interrupt();
+        s.flights_changed.notify_all();
+        s.flights_changed.wait_for(lock, budget, [&] { return s.threads == 0; });
+    }
+    if (s.heartbeat.joinable()) s.heartbeat.join();
+    s.push.reset();  // its wait ends at once
+    std::lock_guard lock(s.write_mutex);
+    s.closed = true;
+}
+
+void Server::serve(int in_fd, int out_fd, ServerOptions options) {
+    Server server(std::move(options), [out_fd](const std::string& line) {
+        const char* p = line.data();
+        std::size_t left = line.size();
+        while (left > 0) {
+            ssize_t n = ::write(out_fd, p, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return;  // the client is gone: nobody reads
+            p += n;
+            left -= static_cast<std::size_t>(n);
+        }
+    });
+    std::string buffer;
+    bool skipping = false;  // inside a line that was too long, until its newline
+    char chunk[64 * 1024];
+    for (;;) {
+        ssize_t n = ::read(in_fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        std::size_t from = buffer.size();
+        buffer.append(chunk, static_cast<std::size_t>(n));
+        std::size_t start = 0;
+        for (;;) {
+            auto end = buffer.find('\n', from);
+            if (end == std::string::npos) break;
+            std::string_view line(buffer.data() + start, end - start);
+            if (skipping) {
+                skipping = false;
+            } else if (line.size() > kMaxLine) {
+                server.refuse_long_line();
+            } else {
+                if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+                server.handle_line(line);
+            }
+            start = end + 1;
+            from = start;
+        }
+        buffer.erase(0, start);
+        if (buffer.size() > kMaxLine) {
+            if (!skipping) server.refuse_long_line();
+            skipping = true;
+            buffer.clear();
+        }
+    }
+    if (!skipping && !buffer.empty()) server.handle_line(buffer);
+    server.close(std::chrono::milliseconds(80));
+}
+
+}  // namespace team::mcp

@@ -1,0 +1,68 @@
+// The MCP server of `team mcp` (SPEC 12): reads JSON-RPC lines, answers initialize, ping and
+// tools/list at once, and runs each tools/call on a thread of its own with a core of its own
+// (SQLite connections and tmux clients are per thread), so a call that waits (inbox_read with
+// waitMs, kill_agent with wait) never holds up the others. Replies are written whole, one line
+// each, under one lock. A call's waits end early when the client cancels it
+// (notifications/cancelled) or stdin closes: each call's thread has a cancel eventfd that the
+// store's change watch polls beside its own (state/change_watch.hpp). While a call with a
+// progressToken runs, notifications/progress go out at least every `heartbeat`.
+//
+// Threads rather than an Asio loop: the core's waits are blocking poll() loops (ChangeWatch,
+// pidfds), shared with the command line; a loop would need them rewritten as callbacks. A thread
+// per call costs one stack while it waits, and calls are few (one client, one agent).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "ops/core.hpp"
+
+namespace team::mcp {
+
+// The protocol revisions this server speaks, newest first (SPEC 12).
+inline constexpr const char* kProtocolVersions[] = {"2025-11-25", "2025-06-18"};
+
+struct ServerOptions {
+    ops::Identity identity;  // the caller, fixed at start (SPEC 1.5); a call may name its team
+    std::string version = "0.1.0";
+    std::chrono::milliseconds heartbeat{5000};  // progress while a call with a token runs
+    bool push_inbox = true;  // the caller's new messages as Claude Code channel notifications
+};
+
+class Server {
+  public:
+    // Writes one framed message (a line ending in '\n'). Called under the server's lock.
+    using Writer = std::function<void(const std::string& line)>;
+
+    Server(ServerOptions options, Writer write);
+    // Cancels what still runs and waits for it (at most a second).
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // One line of input, without its newline.
+    void handle_line(std::string_view line);
+    // A line longer than kMaxLine was skipped: refuses it.
+    void refuse_long_line();
+    // The input ended: cancels every call in flight, waits up to `budget` for their threads,
+    // and writes nothing after (a reply half-written is impossible: writes are whole, locked).
+    void close(std::chrono::milliseconds budget);
+    // How many calls are running.
+    std::size_t running() const;
+
+    // Reads `in_fd` line by line until it ends, writing to `out_fd`; then closes within 100 ms.
+    static void serve(int in_fd, int out_fd, ServerOptions options);
+
+  private:
+    struct State;
+    std::shared_ptr<State> state_;
+};
+
+// The answer to initialize (exposed for the unit tests).
+nlohmann::json initialize_result(const nlohmann::json& params, const std::string& version);
+
+}  // namespace team::mcp

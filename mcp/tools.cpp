@@ -1,0 +1,449 @@
+#include "mcp/tools.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/duration.hpp"
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "mcp/schema.hpp"
+#include "ops/table.hpp"
+
+namespace team::mcp {
+
+namespace {
+
+// How a tool's field becomes an operation's value.
+enum class Convert {
+    same,        // as given
+    millis,      // a whole number of milliseconds -> a duration ("1500ms")
+    negate,      // a boolean -> its opposite (kill_shell's force -> no_force)
+    env_object,  // {"K": "V"} -> ["K=V"]
+    team,        // the team to act on, not a value of the operation
+};
+
+struct Field {
+    std::string_view tool;   // as the tool spells it
+    std::string_view param;  // the operation's parameter ("" for the team)
+    Convert convert = Convert::same;
+    std::string_view help = "";  // else the parameter's
+};
+
+// SPEC 12's tools: the name, the operation's command words (so that operations that join the
+// table later get their tool without a change here), the fields whose name or shape differs
+// from the operation's, and where a list answer is put.
+struct Spec {
+    std::string_view tool;
+    std::string_view command;
+    std::vector<Field> fields = {};
+    std::string_view list_key = "";
+    // The parameter that bounds the tool's wait: set to 10 minutes when not given (when the
+    // operation has a wait flag, only when it is set), refused beyond (SPEC 12).
+    std::string_view bound = "";
+};
+
+const Field kTeam{
+    .tool = "team",
+    .param = "",
+    .convert = Convert::team,
+    .help = "the team to act on (default: the server's team, else the only live one)"};
+
+const Field kShellId{.tool = "shell_id", .param = "id"};
+
+const std::vector<Spec>& specs() {
+    static const std::vector<Spec> kSpecs{
+        {.tool = "team_create", .command = "create"},
+        {.tool = "team_list", .command = "list", .list_key = "teams"},
+        {.tool = "team_status", .command = "status"},
+        {.tool = "team_teardown", .command = "teardown"},
+        {.tool = "agent_spawn",
+         .command = "spawn",
+         .fields = {{.tool = "env",
+                     .param = "env",
+                     .convert = Convert::env_object,
+                     .help = "environment variables for the agent, {\"NAME\": \"value\"}"}}},
+        {.tool = "agent_list", .command = "agents", .list_key = "agents"},
+        {.tool = "agent_logs", .command = "logs"},
+        {.tool = "agent_prompt", .command = "prompt"},
+        {.tool = "kill_agent",
+         .command = "kill-agent",
+         .fields = {{.tool = "teamName",
+                     .param = "",
+                     .convert = Convert::team,
+                     .help = "the team (default: the server's team, else the only live one)"},
+                    {.tool = "agentId", .param = "name", .help = "the agent to stop (its name)"},
+                    {.tool = "timeoutMs",
+                     .param = "timeout",
+                     .convert = Convert::millis,
+                     .help = "with wait (implied): give up after this many milliseconds, phase "
+                             "as it stands (at most 600000; wait alone waits that long)"},
+                    {.tool = "forceAfterMs",
+                     .param = "force_after",
+                     .convert = Convert::millis,
+                     .help = "a deadline in milliseconds: not confirmed by then, the agent is "
+                             "force-killed by its pane's supervisor"},
+                    {.tool = "graceMs",
+                     .param = "grace",
+                     .convert = Convert::millis,
+                     .help = "milliseconds between SIGTERM and SIGKILL (default 5000)"},
+                    {.tool = "reassignTo", .param = "reassign_to"}},
+         .bound = "timeout"},
+        {.tool = "shutdown_respond", .command = "shutdown approve"},  // see respond_call
+        {.tool = "shutdown_status", .command = "shutdown status"},
+        {.tool = "message_send", .command = "send"},
+        {.tool = "inbox_read",
+         .command = "inbox",
+         .fields = {{.tool = "sinceId", .param = "since"},
+                    {.tool = "markRead", .param = "mark_read"},
+                    {.tool = "waitMs",
+                     .param = "wait",
+                     .convert = Convert::millis,
+                     .help = "block until at least one matching message exists, at most this "
+                             "many milliseconds (at most 600000); an empty list when it runs out"}},
+         .list_key = "messages",
+         .bound = "wait"},
+        {.tool = "inbox_ack", .command = "inbox ack"},
+        {.tool = "task_add", .command = "task add"},
+        {.tool = "task_list", .command = "task list", .list_key = "tasks"},
+        {.tool = "task_get", .command = "task show"},
+        {.tool = "task_claim", .command = "task claim"},
+        {.tool = "task_update", .command = "task update"},
+        {.tool = "task_done", .command = "task done"},
+        {.tool = "shell_start", .command = "shell start"},
+        {.tool = "shell_list", .command = "shell list", .list_key = "shells"},
+        // The shell tools name a shell as kill_shell does (shell_id, after Claude Code's tools).
+        {.tool = "shell_status", .command = "shell status", .fields = {kShellId}},
+        {.tool = "shell_output", .command = "shell output", .fields = {kShellId}},
+        {.tool = "shell_wait", .command = "shell wait", .fields = {kShellId}, .bound = "timeout"},
+        {.tool = "kill_shell",
+         .command = "shell kill",
+         .fields = {kShellId,
+                    {.tool = "force",
+                     .param = "no_force",
+                     .convert = Convert::negate,
+                     .help = "SIGKILL what is left when timeout runs out (default true)"}}},
+        {.tool = "shell_release", .command = "shell release", .fields = {kShellId}},
+        {.tool = "run", .command = "run", .bound = "timeout"},
+        {.tool = "session_exec", .command = "session exec"},
+        {.tool = "activity", .command = "activity", .list_key = "activity"},
+    };
+    return kSpecs;
+}
+
+// Parameters a call cannot use: a stream that never ends (--follow) does not fit one answer.
+bool offered(const ops::Param& p) {
+    return p.name != "follow";
+}
+
+const Field* field_of(const Spec& spec, std::string_view param) {
+    for (const auto& f : spec.fields) {
+        if (f.param == param && f.convert != Convert::team) return &f;
+    }
+    return nullptr;
+}
+
+nlohmann::json field_schema(const Field& f, const ops::Param* p) {
+    nlohmann::json s;
+    switch (f.convert) {
+        case Convert::same:
+            s = param_schema(*p);
+            break;
+        case Convert::millis:
+            s = {{"type", "integer"}, {"minimum", 1}};
+            break;
+        case Convert::negate:
+            s = {{"type", "boolean"}};
+            break;
+        case Convert::env_object:
+            s = {{"type", "object"}, {"additionalProperties", {{"type", "string"}}}};
+            break;
+        case Convert::team:
+            s = {{"type", "string"}};
+            break;
+    }
+    if (!f.help.empty()) s["description"] = std::string(f.help);
+    return s;
+}
+
+nlohmann::json input_schema(const Spec& spec, const ops::Operation& op) {
+    nlohmann::json properties = nlohmann::json::object();
+    nlohmann::json required = nlohmann::json::array();
+    bool own_team = std::any_of(spec.fields.begin(), spec.fields.end(),
+                                [](const Field& f) { return f.convert == Convert::team; });
+    for (const auto& f : spec.fields) {
+        if (f.convert == Convert::team) properties[std::string(f.tool)] = field_schema(f, nullptr);
+    }
+    for (const auto& p : op.params) {
+        if (!offered(p)) continue;
+        const Field* f = field_of(spec, p.name);
+        std::string name(f ? f->tool : p.name);
+        properties[name] = f ? field_schema(*f, &p) : param_schema(p);
+        if (f && f->help.empty()) properties[name]["description"] = param_help(p);
+        if (p.required) required.push_back(name);
+    }
+    if (!own_team && op.scope != ops::Scope::none) {
+        properties["team"] = field_schema(kTeam, nullptr);
+    }
+    nlohmann::json schema = {
+        {"type", "object"}, {"properties", properties}, {"additionalProperties", false}};
+    if (!required.empty()) schema["required"] = required;
+    return schema;
+}
+
+// shutdown_respond: approve, reject or confirm, one tool for the three answers.
+nlohmann::json respond_schema() {
+    const auto* reject = ops::find_command("shutdown reject");
+    nlohmann::json reason = {{"type", "string"}};
+    if (reject) reason["description"] = "why (required to reject)";
+    return {
+        {"type", "object"},
+        {"properties",
+         {{"action",
+           {{"type", "string"},
+            {"enum", {"approve", "reject", "confirm"}},
+            {"description",
+             "approve: accept the shutdown request addressed to you (then finish your step "
+             "and confirm); reject: refuse it, saying why; confirm: you are done, end now"}}},
+          {"reason", reason},
+          {"requestId",
+           {{"type", "string"}, {"description", "the request (default: your newest open one)"}}},
+          {"team", field_schema(kTeam, nullptr)}}},
+        {"required", {"action"}},
+        {"additionalProperties", false}};
+}
+
+nlohmann::json output_schema(const Spec& spec) {
+    auto nullable = [](const char* type) { return nlohmann::json{{"type", {type, "null"}}}; };
+    if (spec.tool == "kill_agent") {
+        return {{"type", "object"},
+                {"properties",
+                 {{"success", {{"type", "boolean"}}},
+                  {"method", {{"type", "string"}, {"enum", {"graceful", "force"}}}},
+                  {"phase", nullable("string")},
+                  {"reassignedTasks", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+                  {"requestId", nullable("string")},
+                  {"error", nullable("string")}}},
+                {"required", {"success"}}};
+    }
+    if (spec.tool == "kill_shell") {
+        return {{"type", "object"},
+                {"properties",
+                 {{"success", {{"type", "boolean"}}},
+                  {"shell_id", {{"type", "string"}}},
+                  {"signal_sent", {{"type", "string"}}},
+                  {"force_killed", {{"type", "boolean"}}},
+                  {"exit_code", nullable("integer")},
+                  {"error", nullable("string")}}},
+                {"required", {"success"}}};
+    }
+    nlohmann::json schema = {{"type", "object"}};
+    if (!spec.list_key.empty()) {
+        schema["properties"] = {
+            {std::string(spec.list_key), {{"type", "array"}, {"items", {{"type", "object"}}}}}};
+    }
+    return schema;
+}
+
+Call respond_call(const nlohmann::json& arguments) {
+    Call call;
+    std::string action = arguments.at("action").get<std::string>();
+    call.op = ops::find_command("shutdown " + action);
+    if (!call.op) throw ArgumentError{"action", "action " + quote(action) + " is not served"};
+    call.values = nlohmann::json::object();
+    auto reason = arguments.find("reason");
+    bool has_reason = reason != arguments.end() && !reason->is_null();
+    if (action == "reject") {
+        if (!has_reason) throw ArgumentError{"reason", "reason is required to reject"};
+        call.values["reason"] = *reason;
+    } else if (has_reason) {
+        throw ArgumentError{"reason", "reason is only taken with action reject"};
+    }
+    if (auto id = arguments.find("requestId"); id != arguments.end() && !id->is_null()) {
+        call.values["request"] = *id;
+    }
+    if (auto team = arguments.find("team"); team != arguments.end() && !team->is_null()) {
+        call.team = team->get<std::string>();
+    }
+    return call;
+}
+
+struct Entry {
+    Tool tool;
+    const Spec* spec;
+};
+
+const std::vector<Entry>& entries() {
+    static const std::vector<Entry> kEntries = [] {
+        std::vector<Entry> out;
+        // In the table's order, so the listing follows SPEC 3-10 as the command line's does.
+        for (const auto* op : ops::operations()) {
+            for (const auto& spec : specs()) {
+                if (spec.command != op->command) continue;
+                Tool tool;
+                tool.name = std::string(spec.tool);
+                tool.op = op;
+                tool.input_schema =
+                    spec.tool == "shutdown_respond" ? respond_schema() : input_schema(spec, *op);
+                tool.output_schema = output_schema(spec);
+                tool.list_key = spec.list_key;
+                out.push_back({std::move(tool), &spec});
+            }
+        }
+        return out;
+    }();
+    return kEntries;
+}
+
+const Spec& spec_of(const Tool& tool) {
+    for (const auto& e : entries()) {
+        if (e.tool.name == tool.name) return *e.spec;
+    }
+    throw std::logic_error("no tool " + tool.name);
+}
+
+}  // namespace
+
+nlohmann::json Tool::listing() const {
+    std::string description(op->summary);
+    if (name == "shutdown_respond") {
+        description =
+            "answer the shutdown request addressed to you: approve, reject (with a "
+            "reason) or confirm (you are done: end now)";
+    }
+    return {{"name", name},
+            {"description", description},
+            {"inputSchema", input_schema},
+            {"outputSchema", output_schema}};
+}
+
+Call Tool::call(const nlohmann::json& arguments_in) const {
+    nlohmann::json arguments = arguments_in.is_null() ? nlohmann::json::object() : arguments_in;
+    if (!arguments.is_object()) throw ArgumentError{"arguments", "arguments must be an object"};
+    check_arguments(input_schema, arguments);
+    if (name == "shutdown_respond") return respond_call(arguments);
+    const Spec& spec = spec_of(*this);
+    Call call;
+    call.op = op;
+    call.values = nlohmann::json::object();
+    for (const auto& [key, value] : arguments.items()) {
+        if (value.is_null()) continue;
+        const Field* f = nullptr;
+        for (const auto& field : spec.fields) {
+            if (field.tool == key) f = &field;
+        }
+        if (!f && key == "team") f = &kTeam;
+        if (!f) {
+            call.values[key] = value;
+            continue;
+        }
+        std::string param(f->param);
+        switch (f->convert) {
+            case Convert::same:
+                call.values[param] = value;
+                break;
+            case Convert::millis: {
+                long long ms = value.get<long long>();
+                if (ms > kMaxWaitMs && (param == "wait" || param == "timeout")) {
+                    throw ArgumentError{key, key + " must be at most " +
+                                                 std::to_string(kMaxWaitMs) + " (10 minutes)"};
+                }
+                call.values[param] = std::to_string(ms) + "ms";
+                break;
+            }
+            case Convert::negate:
+                call.values[param] = !value.get<bool>();
+                break;
+            case Convert::env_object: {
+                nlohmann::json list = nlohmann::json::array();
+                for (const auto& [k, v] : value.items()) {
+                    if (k.empty() || k.find('=') != std::string::npos) {
+                        throw ArgumentError{key, key + ": " + quote(k) + " is not a variable name"};
+                    }
+                    list.push_back(k + "=" + v.get<std::string>());
+                }
+                call.values[param] = list;
+                break;
+            }
+            case Convert::team:
+                call.team = value.get<std::string>();
+                break;
+        }
+    }
+    // SPEC 12: a wait lasts at most 10 minutes, also when the caller gives no bound.
+    std::string bound(spec.bound);
+    if (std::none_of(op->params.begin(), op->params.end(),
+                     [&](const ops::Param& p) { return p.name == bound; })) {
+        bound.clear();
+    }
+    bool waits = !bound.empty();
+    for (const auto& p : op->params) {
+        if (p.name == "wait" && p.type == ops::Type::boolean && bound != "wait") {
+            waits = call.values.value("wait", nlohmann::json(false)) == true;
+        }
+    }
+    if (waits && bound != "wait" && !call.values.contains(bound)) {
+        call.values[bound] = std::to_string(kMaxWaitMs) + "ms";
+    }
+    // The operation's own checks of its values (durations, whole numbers), as -32602.
+    try {
+        ops::Args args(*op, call.values, ops::Naming::json);
+    } catch (const Error& e) {
+        // The field the message names: a given value's parameter, as a word of the message.
+        std::string what = e.what(), field;
+        auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        for (const auto& p : op->params) {
+            if (!field.empty() || !call.values.contains(std::string(p.name))) continue;
+            for (auto at = what.find(p.name); at != std::string::npos;
+                 at = what.find(p.name, at + 1)) {
+                auto end = at + p.name.size();
+                if ((at == 0 || !word(what[at - 1])) && (end == what.size() || !word(what[end]))) {
+                    field = p.name;
+                    break;
+                }
+            }
+        }
+        const Field* f = field.empty() ? nullptr : field_of(spec, field);
+        if (f) field = f->tool;
+        throw ArgumentError{field, e.what()};
+    }
+    if (!bound.empty() && call.values.contains(bound)) {
+        auto ms = parse_duration(call.values[bound].get<std::string>(), bound);
+        if (ms.count() > kMaxWaitMs) {
+            const Field* f = field_of(spec, bound);
+            std::string field(f ? f->tool : bound);
+            throw ArgumentError{field, field + " must be at most 10 minutes"};
+        }
+    }
+    return call;
+}
+
+nlohmann::json Tool::structured(const nlohmann::json& doc) const {
+    if (doc.is_object()) return doc;
+    return {{list_key.empty() ? "items" : std::string(list_key), doc}};
+}
+
+const std::vector<Tool>& tools() {
+    static const std::vector<Tool> kTools = [] {
+        std::vector<Tool> out;
+        for (const auto& e : entries()) out.push_back(e.tool);
+        return out;
+    }();
+    return kTools;
+}
+
+const Tool* find_tool(std::string_view name) {
+    for (const auto& t : tools()) {
+        if (t.name == name) return &t;
+    }
+    return nullptr;
+}
+
+std::vector<std::string> missing_tools() {
+    std::vector<std::string> out;
+    for (const auto& spec : specs()) {
+        if (!find_tool(spec.tool)) out.emplace_back(spec.tool);
+    }
+    return out;
+}
+
+}  // namespace team::mcp
