@@ -459,16 +459,6 @@ std::map<std::string, int> count_by_status(SQLite::Database& db, std::int64_t te
     return counts;
 }
 
-int count_open(SQLite::Database& db, std::int64_t team_id) {
-    SQLite::Statement select(db, R"sql(
-        SELECT COALESCE(sum(n), 0) FROM task_counts
-        WHERE team_id = ? AND status IN ('pending', 'in_progress')
-    )sql");
-    select.bind(1, team_id);
-    select.executeStep();
-    return select.getColumn(0).getInt();
-}
-
 std::map<std::string, int> open_by_owner(SQLite::Database& db, std::int64_t team_id) {
     std::map<std::string, int> counts;
     SQLite::Statement select(db, R"sql(

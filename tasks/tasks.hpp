@@ -85,8 +85,6 @@ class TaskList {
 
 // How many tasks of the team are in each status.
 std::map<std::string, int> count_by_status(SQLite::Database& db, std::int64_t team_id);
-// How many tasks of the team are pending or in progress.
-int count_open(SQLite::Database& db, std::int64_t team_id);
 // Open (pending or in-progress) tasks per live member that has any.
 std::map<std::string, int> open_by_owner(SQLite::Database& db, std::int64_t team_id);
 
