@@ -94,6 +94,100 @@ std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
     return read_agent(select, team.name);
 }
 
+std::vector<AgentRecord> live_member_panes(Store& store, const TeamRecord& team) {
+    std::vector<AgentRecord> out;
+    SQLite::Statement select(store.db(), R"sql(
+        SELECT id, name, pane_id FROM agents
+        WHERE team_id = ? AND status <> 'terminated' ORDER BY id
+    )sql");
+    select.bind(1, team.id);
+    while (select.executeStep()) {
+        AgentRecord a;
+        a.id = select.getColumn(0).getInt64();
+        a.name = select.getColumn(1).getString();
+        a.team = team.name;
+        a.team_id = team.id;
+        a.status = AgentStatus::active;
+        a.pane_id = column_or_null<std::string>(select.getColumn(2));
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+bool live_member_exists(Store& store, std::int64_t team_id, const std::string& name) {
+    SQLite::Statement exists(
+        store.db(),
+        "SELECT 1 FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'");
+    exists.bind(1, team_id);
+    exists.bind(2, name);
+    return exists.executeStep();
+}
+
+std::vector<std::string> live_member_colors(Store& store, std::int64_t team_id) {
+    std::vector<std::string> used;
+    SQLite::Statement colors(store.db(),
+                             "SELECT color FROM agents WHERE team_id = ? AND status <> "
+                             "'terminated' AND color IS NOT NULL");
+    colors.bind(1, team_id);
+    while (colors.executeStep()) used.push_back(colors.getColumn(0).getString());
+    return used;
+}
+
+std::int64_t insert_spawning_agent(Store& store, const AgentRecord& agent, const Spawner& spawner) {
+    SQLite::Statement insert(store.db(), R"sql(
+        INSERT INTO agents (team_id, name, role, status, color, command, cwd, env, created_at,
+                            spawner_pid, spawner_start)
+        VALUES (?, ?, ?, 'spawning', ?, ?, ?, ?, ?, ?, ?)
+    )sql");
+    insert.bind(1, agent.team_id);
+    insert.bind(2, agent.name);
+    insert.bind(3, agent.role);
+    bind_or_null(insert, 4, agent.color);
+    insert.bind(5, agent.command.dump());
+    bind_or_null(insert, 6, agent.cwd);
+    insert.bind(7, nlohmann::json(agent.env).dump());
+    insert.bind(8, agent.created_at);
+    insert.bind(9, spawner.pid);
+    insert.bind(10, spawner.start);
+    insert.exec();
+    return store.db().getLastInsertRowid();
+}
+
+void set_agent_log_file(Store& store, std::int64_t agent_id, const std::string& log_file) {
+    SQLite::Statement log(store.db(), "UPDATE agents SET log_file = ? WHERE id = ?");
+    log.bind(1, log_file);
+    log.bind(2, agent_id);
+    log.exec();
+}
+
+void set_agent_spawn_error(Store& store, std::int64_t agent_id, const std::string& error) {
+    SQLite::Statement up(store.db(), "UPDATE agents SET spawn_error = ? WHERE id = ?");
+    up.bind(1, error);
+    up.bind(2, agent_id);
+    up.exec();
+}
+
+void delete_agent(Store& store, std::int64_t agent_id) {
+    SQLite::Statement del(store.db(), "DELETE FROM agents WHERE id = ?");
+    del.bind(1, agent_id);
+    del.exec();
+}
+
+bool record_agent_started(Store& store, std::int64_t agent_id, const AgentStart& start) {
+    SQLite::Statement up(store.db(), R"sql(
+        UPDATE agents SET status = 'active', pid = ?, pid_start_time = ?, supervisor_pid = ?,
+                          supervisor_start = ?, pane_id = ?
+        WHERE id = ? AND status = 'spawning'
+    )sql");
+    up.bind(1, start.pid);
+    up.bind(2, start.pid_start);
+    up.bind(3, start.supervisor_pid);
+    up.bind(4, start.supervisor_start);
+    bind_or_null(up, 5, start.pane_id);
+    up.bind(6, agent_id);
+    return up.exec() == 1;
+}
+
 void member_not_found(Store& store, const TeamRecord& team, const std::string& name) {
     throw not_found("agent " + quote(name) + " not found in team " + quote(team.name) +
                     did_you_mean(name, live_member_names(store.db(), team.id)));

@@ -25,4 +25,37 @@ std::optional<AgentRecord> load_agent(Store& store, std::int64_t id);
 // The names of a team's live members (leader included), for did-you-mean.
 std::vector<std::string> live_member_names(SQLite::Database& db, std::int64_t team_id);
 
+// A team's live members, leader included, oldest first, with only id, name, team and pane set.
+std::vector<AgentRecord> live_member_panes(Store& store, const TeamRecord& team);
+
+// Writes below: call them inside Store::write.
+
+// Whether the team has a live member of that name.
+bool live_member_exists(Store& store, std::int64_t team_id, const std::string& name);
+// The colours of a team's live members that have one.
+std::vector<std::string> live_member_colors(Store& store, std::int64_t team_id);
+
+// Who is making a `spawning` agent: the `team spawn` process (its pid and start time).
+struct Spawner {
+    std::int64_t pid = 0;
+    std::int64_t start = 0;
+};
+// Inserts `agent` (team_id, name, role, color, command, cwd, env, created_at) as `spawning`,
+// made by `spawner`; returns its row id.
+std::int64_t insert_spawning_agent(Store& store, const AgentRecord& agent, const Spawner& spawner);
+void set_agent_log_file(Store& store, std::int64_t agent_id, const std::string& log_file);
+void set_agent_spawn_error(Store& store, std::int64_t agent_id, const std::string& error);
+void delete_agent(Store& store, std::int64_t agent_id);
+
+// What a pane supervisor records once its agent's command runs.
+struct AgentStart {
+    std::int64_t pid = 0;
+    std::int64_t pid_start = 0;
+    std::int64_t supervisor_pid = 0;
+    std::int64_t supervisor_start = 0;
+    std::optional<std::string> pane_id;
+};
+// `spawning` -> `active` with its processes; false when the record is no longer `spawning`.
+bool record_agent_started(Store& store, std::int64_t agent_id, const AgentStart& start);
+
 }  // namespace team

@@ -1,4 +1,5 @@
-// The records every module passes around: a team, a member of a team, and who calls (SPEC 1.5).
+// The records every module passes around: a team, a member of a team, who calls (SPEC 1.5), and
+// a message.
 // They live here, below the modules that use them (tasks, agents, messages, shutdown), so that
 // no module needs another's header for them.
 #pragma once
@@ -68,6 +69,20 @@ struct Caller {
     bool is_leader = false;
     std::int64_t member_id = 0;  // the row of its member record
     std::string id() const { return name + "@" + team; }
+};
+
+// A message of an inbox (SPEC 5), addressed to one member record.
+struct Message {
+    std::int64_t id = 0;
+    std::string team;
+    std::string from;  // member names
+    std::string to;
+    std::string type = "message";
+    std::string text;
+    nlohmann::json data;  // any JSON value; null when none was given
+    EpochMs created_at = 0;
+    std::optional<EpochMs> read_at;
+    std::int64_t recipient_id = 0;  // the recipient's member record (not shown)
 };
 
 nlohmann::json to_json(const TeamRecord& team);

@@ -43,13 +43,6 @@ TeamLock::TeamLock(const fs::path& home, const std::string& team)
     }
 }
 
-std::optional<TeamLock> TeamLock::try_acquire(const fs::path& home, const std::string& team) {
-    int fd = open_lock_file(home, team);
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return TeamLock(fd);
-    ::close(fd);
-    return std::nullopt;
-}
-
 TeamLock::TeamLock(TeamLock&& other) noexcept : fd_(other.fd_) {
     other.fd_ = -1;
 }

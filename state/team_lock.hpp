@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <optional>
 #include <string>
 
 namespace team {
@@ -15,9 +14,6 @@ class TeamLock {
   public:
     // Blocks until the lock is ours.
     TeamLock(const std::filesystem::path& home, const std::string& team);
-    // Returns the lock if it can be had at once, nothing if another process holds it.
-    static std::optional<TeamLock> try_acquire(const std::filesystem::path& home,
-                                               const std::string& team);
     ~TeamLock();
     TeamLock(TeamLock&& other) noexcept;
     TeamLock& operator=(TeamLock&&) = delete;
@@ -27,7 +23,6 @@ class TeamLock {
     static std::filesystem::path path(const std::filesystem::path& home, const std::string& team);
 
   private:
-    explicit TeamLock(int fd) : fd_(fd) {}
     int fd_;
 };
 

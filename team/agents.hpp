@@ -3,11 +3,12 @@
 //
 // A pane does not run the agent's command directly: it runs `team __agent ID`, a Supervisor
 // (proc/supervisor.hpp) that starts the command on the pane's terminal, in a process group of
-// its own, as a child subreaper, records its pid, and when the command ends records how,
-// hands its tasks back, and kills its own pane (the session and the server go with their last
-// pane). So an agent's exit code or signal is never lost, and its escaped descendants can be
-// found. If the supervisor itself is killed, the next command that lists agents notices and
-// marks the agent `lost` (or `exited`, from the dead pane's status).
+// its own, as a child subreaper, records its pid, and when the command ends kills its own pane
+// (the session and the server go with their last pane), then records how it ended and hands its
+// tasks back. So an agent's exit code or signal is never lost, and its escaped descendants can be
+// found. If the supervisor itself is killed, the next command that looks at agents (reconcile)
+// ends what is left of the agent's tree and marks it `lost`.
+// Files: agents.cpp (colours, list, find), spawn.cpp, pane_supervisor.cpp, reconcile.cpp.
 #pragma once
 
 #include <filesystem>

@@ -1,7 +1,5 @@
 #include "team/messages.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -10,31 +8,12 @@
 #include "base/names.hpp"
 #include "base/text.hpp"
 #include "state/change_watch.hpp"
-#include "state/sql.hpp"
+#include "state/members.hpp"
+#include "state/messages.hpp"
 
 namespace team {
 
 namespace {
-
-const char* const kMessageColumns =
-    "id, sender, recipient, type, text, data, created_at, read_at, recipient_id";
-
-Message read_message(SQLite::Statement& row, const std::string& team) {
-    Message m;
-    m.id = row.getColumn(0).getInt64();
-    m.team = team;
-    m.from = row.getColumn(1).getString();
-    m.to = row.getColumn(2).getString();
-    m.type = row.getColumn(3).getString();
-    m.text = row.getColumn(4).getString();
-    if (!row.getColumn(5).isNull()) {
-        m.data = nlohmann::json::parse(row.getColumn(5).getString(), nullptr, false);
-    }
-    m.created_at = row.getColumn(6).getInt64();
-    m.read_at = column_or_null<EpochMs>(row.getColumn(7));
-    m.recipient_id = row.getColumn(8).getInt64();
-    return m;
-}
 
 // A message type is a word: letters, digits, '_', '-', '.', at most 64.
 void check_type(const std::string& type) {
@@ -78,47 +57,10 @@ AgentRecord live_recipient(Store& store, const TeamRecord& team, const std::stri
     return *member;
 }
 
-std::vector<AgentRecord> live_members(Store& store, const TeamRecord& team) {
-    std::vector<AgentRecord> out;
-    SQLite::Statement select(store.db(), R"sql(
-        SELECT id, name, pane_id FROM agents
-        WHERE team_id = ? AND status <> 'terminated' ORDER BY id
-    )sql");
-    select.bind(1, team.id);
-    while (select.executeStep()) {
-        AgentRecord a;
-        a.id = select.getColumn(0).getInt64();
-        a.name = select.getColumn(1).getString();
-        a.team = team.name;
-        a.team_id = team.id;
-        a.status = AgentStatus::active;
-        a.pane_id = column_or_null<std::string>(select.getColumn(2));
-        out.push_back(std::move(a));
-    }
-    return out;
-}
-
-// The inbox query of SPEC 5, as SQL over the inbox indexes.
+// The inbox query of SPEC 5, from the repository.
 std::vector<Message> select_inbox(Store& store, const TeamRecord& team, std::int64_t recipient_id,
                                   const InboxQuery& q) {
-    // --unread walks only the unread part of the inbox (a partial index), whatever else is asked:
-    // an inbox holds few unread messages and may hold a million read ones.
-    std::string sql = std::string("SELECT ") + kMessageColumns + " FROM messages" +
-                      (q.unread ? " INDEXED BY messages_unread" : "") +
-                      " WHERE recipient_id = ? AND id > ?";
-    if (q.unread) sql += " AND read_at IS NULL";
-    if (q.type) sql += " AND type = ?";
-    sql += " ORDER BY id";
-    if (q.limit) sql += " LIMIT ?";
-    SQLite::Statement select(store.db(), sql);
-    int i = 0;
-    select.bind(++i, recipient_id);
-    select.bind(++i, q.since);
-    if (q.type) select.bind(++i, *q.type);
-    if (q.limit) select.bind(++i, *q.limit);
-    std::vector<Message> out;
-    while (select.executeStep()) out.push_back(read_message(select, team.name));
-    return out;
+    return inbox_of(store, team, recipient_id, {q.unread, q.type, q.since, q.limit});
 }
 
 }  // namespace
@@ -143,26 +85,7 @@ bool is_protocol_type(const std::string& type) {
 Message post_message(SQLite::Database& db, const TeamRecord& team, const std::string& from,
                      const AgentRecord& recipient, const std::string& type, const std::string& text,
                      const nlohmann::json& data, EpochMs at) {
-    SQLite::Statement insert(db, R"sql(
-        INSERT INTO messages (team_id, sender, recipient_id, recipient, type, text, data, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-    )sql");
-    insert.bind(1, team.id);
-    insert.bind(2, from);
-    insert.bind(3, recipient.id);
-    insert.bind(4, recipient.name);
-    insert.bind(5, type);
-    insert.bind(6, text);
-    if (data.is_null()) {
-        insert.bind(7);
-    } else {
-        insert.bind(7, data.dump());
-    }
-    insert.bind(8, at);
-    insert.exec();
     Message m;
-    m.id = db.getLastInsertRowid();
-    m.team = team.name;
     m.from = from;
     m.to = recipient.name;
     m.type = type;
@@ -170,7 +93,7 @@ Message post_message(SQLite::Database& db, const TeamRecord& team, const std::st
     m.data = data;
     m.created_at = at;
     m.recipient_id = recipient.id;
-    return m;
+    return insert_message(db, team, std::move(m));
 }
 
 std::vector<Message> Messages::send(const TeamRecord& team, const Caller& caller,
@@ -205,7 +128,7 @@ std::vector<Message> Messages::send(const TeamRecord& team, const Caller& caller
     return store_.write([&] {
         std::vector<AgentRecord> recipients;
         if (request.all) {
-            for (auto& m : live_members(store_, team)) {
+            for (auto& m : live_member_panes(store_, team)) {
                 if (m.id != caller.member_id) recipients.push_back(std::move(m));
             }
             if (recipients.empty()) {
@@ -252,18 +175,7 @@ InboxResult Messages::inbox(const TeamRecord& team, const Caller& caller, const 
             // Select again and mark in one transaction: another reader may have taken them.
             found = store_.write([&] {
                 auto mine = select_inbox(store_, team, recipient_id, q);
-                auto now = clock_.now();
-                SQLite::Statement mark(store_.db(),
-                                       "UPDATE messages SET read_at = ? WHERE id = ? AND read_at "
-                                       "IS NULL");
-                for (auto& m : mine) {
-                    if (m.read_at) continue;
-                    mark.bind(1, now);
-                    mark.bind(2, m.id);
-                    mark.exec();
-                    mark.reset();
-                    m.read_at = now;
-                }
+                mark_unread_read(store_, mine, clock_.now());
                 return mine;
             });
         }
@@ -278,34 +190,22 @@ AckResult Messages::ack(const TeamRecord& team, const Caller& caller,
                         const std::vector<std::int64_t>& ids) {
     if (ids.empty()) throw usage_error("no message id given: team inbox ack ID...");
     return store_.write([&] {
-        SQLite::Statement select(store_.db(), R"sql(
-            SELECT team_id, recipient_id, recipient, read_at FROM messages WHERE id = ?
-        )sql");
         AckResult result;
         for (auto id : ids) {
-            select.bind(1, id);
-            if (!select.executeStep() || select.getColumn(0).getInt64() != team.id) {
+            auto address = message_address(store_, id);
+            if (!address || address->team_id != team.id) {
                 throw not_found("message " + std::to_string(id) + " not found in team " +
                                 quote(team.name) + "; nothing was marked");
             }
-            if (select.getColumn(1).getInt64() != caller.member_id && !caller.is_leader) {
+            if (address->recipient_id != caller.member_id && !caller.is_leader) {
                 throw refused("message " + std::to_string(id) + " is addressed to " +
-                              quote(select.getColumn(2).getString()) + ", not to you (" +
-                              caller.id() + "); nothing was marked");
+                              quote(address->recipient) + ", not to you (" + caller.id() +
+                              "); nothing was marked");
             }
-            bool read = !select.getColumn(3).isNull();
-            select.reset();
-            auto& list = read ? result.already_read : result.acked;
+            auto& list = address->read ? result.already_read : result.acked;
             if (std::find(list.begin(), list.end(), id) == list.end()) list.push_back(id);
         }
-        SQLite::Statement mark(store_.db(), "UPDATE messages SET read_at = ? WHERE id = ?");
-        auto now = clock_.now();
-        for (auto id : result.acked) {
-            mark.bind(1, now);
-            mark.bind(2, id);
-            mark.exec();
-            mark.reset();
-        }
+        mark_read(store_, result.acked, clock_.now());
         return result;
     });
 }

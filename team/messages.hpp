@@ -16,23 +16,11 @@
 
 #include "base/duration.hpp"
 #include "base/time.hpp"
+#include "state/messages.hpp"
 #include "state/store.hpp"
 #include "team/teams.hpp"
 
 namespace team {
-
-struct Message {
-    std::int64_t id = 0;
-    std::string team;
-    std::string from;  // member names
-    std::string to;
-    std::string type = "message";
-    std::string text;
-    nlohmann::json data;  // any JSON value; null when none was given
-    EpochMs created_at = 0;
-    std::optional<EpochMs> read_at;
-    std::int64_t recipient_id = 0;  // the recipient's member record (not shown)
-};
 
 nlohmann::json to_json(const Message& message);
 

@@ -823,6 +823,7 @@ TEST_CASE("task counts by status, open tasks and open tasks per owner", "[tasks]
     CHECK(count_tasks_by_status(fx.store, api.id) ==
           std::map<std::string, int>{
               {"pending", 0}, {"in_progress", 0}, {"completed", 0}, {"deleted", 0}});
+    CHECK(fx.teams.status(api).team.open_tasks == 0);
     CHECK(open_tasks_by_owner(fx.store, api.id).empty());
 }
 
@@ -932,6 +933,12 @@ TEST_CASE("the kept task counts always equal the tasks, through every kind of ch
             real[select.getColumn(0).getString()] = select.getColumn(1).getInt();
         }
         CHECK(team::count_tasks_by_status(fx.store, fx.team.id) == real);
+        // The open count as status and list show it (what replaced tasks::count_open).
+        CHECK(fx.teams.status(fx.team).team.open_tasks == real["pending"] + real["in_progress"]);
+        for (const auto& listed : fx.teams.list(false)) {
+            if (listed.id == fx.team.id)
+                CHECK(listed.open_tasks == real["pending"] + real["in_progress"]);
+        }
     };
     check();
     for (int i = 0; i < 6; ++i) fx.add("t" + std::to_string(i));

@@ -1,0 +1,107 @@
+// The supervisor inside each agent's pane: the body of the hidden `team __agent ID`.
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "base/error.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/process_table.hpp"
+#include "proc/signals.hpp"
+#include "proc/supervisor.hpp"
+#include "state/members.hpp"
+#include "team/agent_end.hpp"
+#include "team/agents.hpp"
+
+namespace team {
+
+int Agents::supervise(Store& store, std::int64_t agent_id) {
+    SystemClock clock;
+    const char* pane = std::getenv("TMUX_PANE");
+    std::string pane_id = pane ? pane : "";
+    tmux::TmuxClient client(tmux::TmuxServer::socket_args(store.home()),
+                            tmux::TmuxServer::ensure_config(store.home()));
+    tmux::TmuxServer server(client);
+    // Leaving without a command to supervise: the pane goes too (remain-on-exit would keep it,
+    // and its spawn may be gone, so no one else would remove it).
+    auto leave = [&] {
+        if (!pane_id.empty()) server.kill_pane(pane_id);
+        return 1;
+    };
+    auto agent = load_agent(store, agent_id);
+    if (!agent || agent->status != AgentStatus::spawning) return leave();
+
+    proc::Supervisor supervisor;
+    proc::LaunchSpec spec;
+    spec.argv = agent->command.get<std::vector<std::string>>();
+    spec.cwd = agent->cwd.value_or("/");
+    spec.capture_output = false;
+    spec.null_stdin = false;
+    spec.foreground_tty = true;
+    // --env, then the agent's identity, which --env cannot change; TEAM_* variables of whoever
+    // started the tmux server do not leak in.
+    std::vector<std::string> overrides = agent->env;
+    overrides.insert(overrides.end(),
+                     {"TEAM_HOME=" + store.home().string(), "TEAM_NAME=" + agent->team,
+                      "TEAM_AGENT_ID=" + agent->id_string(), "TEAM_AGENT_NAME=" + agent->name,
+                      "TEAM_AGENT_COLOR=" + agent->color.value_or("")});
+    spec.env = proc::merged_environment(overrides, {"TEAM_"});
+    // A confirmed shutdown or a --force-after deadline: this supervisor ends the agent's tree
+    // (woken by SIGUSR1 from whoever changed its requests, or by the deadline coming due). Woken,
+    // it waits for the write that woke it to end: the signal is sent inside the write, just
+    // before the commit, so that a command killed in between leaves no deadline unenforced, and
+    // a slow commit is still seen. When the store cannot be read, it asks again a second later.
+    spec.stop_plan = [&store, &agent, &clock](bool woken) {
+        try {
+            return agent_stop_plan(store, *agent, clock,
+                                   std::chrono::milliseconds(woken ? 1000 : 0));
+        } catch (const std::exception&) {
+            proc::StopPlan again;
+            again.at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+            return again;
+        }
+    };
+    try {
+        supervisor.start(spec);
+    } catch (const Error& e) {
+        store.write([&] { set_agent_spawn_error(store, agent_id, e.what()); });
+        return leave();
+    }
+    AgentStart start;
+    start.pid = static_cast<std::int64_t>(supervisor.child_pid());
+    start.pid_start = static_cast<std::int64_t>(supervisor.child_start_time());
+    start.supervisor_pid = static_cast<std::int64_t>(::getpid());
+    start.supervisor_start = static_cast<std::int64_t>(proc::start_time_of(::getpid()).value_or(0));
+    if (!pane_id.empty()) start.pane_id = pane_id;
+    bool recorded = store.write([&] { return record_agent_started(store, agent_id, start); });
+    if (!recorded) {
+        // The record was ended while the command started (its spawn died and a look declared
+        // it lost, or a force-kill came first): nothing of it may run on unrecorded.
+        supervisor.stop(std::chrono::milliseconds(1000));
+        return leave();
+    }
+
+    proc::RunOutcome outcome = supervisor.run([](std::string_view) {});
+
+    // The pane goes with its agent, before the record says the agent ended: whoever sees the end
+    // sees no pane of it left (the session and the server go with their last pane). The hangup
+    // that this sends to this process waits in the Supervisor's blocked signals; should this
+    // process die before the record, a look records the agent as lost.
+    if (!pane_id.empty()) {
+        try {
+            server.kill_pane(pane_id);
+        } catch (const std::exception&) {
+            // tmux refused twice: the record of the end matters more
+        }
+    }
+    store.write([&] {
+        auto now = load_agent(store, agent_id);
+        if (!now || !now->live()) return;
+        std::optional<std::string> signal;
+        if (outcome.status.signal) signal = proc::signal_name(*outcome.status.signal);
+        finish_agent(store.db(), *now, clock.now(),
+                     {"exited", outcome.status.exit_code, signal, now->id_string(), {}, {}});
+    });
+    return 0;
+}
+
+}  // namespace team

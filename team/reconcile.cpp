@@ -1,0 +1,87 @@
+// Reconciliation: every live agent of a team checked against its supervisor, the OS and tmux.
+#include <signal.h>
+
+#include "proc/pidfd.hpp"
+#include "proc/terminate.hpp"
+#include "state/change_watch.hpp"
+#include "state/members.hpp"
+#include "team/agent_end.hpp"
+#include "team/agents.hpp"
+
+namespace team {
+
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+// How long a look waits for a supervisor that is recording its agent's end (it gives the
+// agent's leftovers one second after SIGTERM).
+constexpr auto kRecordWait = std::chrono::seconds(3);
+// A `spawning` record made before schema 7 (which does not say who is making it), with no
+// supervisor, is lost this long after its creation.
+constexpr EpochMs kStaleSpawnMs = 30'000;
+
+// Whether an agent that has no supervisor yet is still being made: the `team spawn` that made
+// its record lives (a record from before schema 7 does not name it: then for kStaleSpawnMs).
+bool spawn_under_way(const AgentRecord& agent, EpochMs now) {
+    if (agent.spawner_pid)
+        return proc::Pidfd::live(agent.spawner_pid, agent.spawner_start).has_value();
+    return now - agent.created_at < kStaleSpawnMs;
+}
+
+}  // namespace
+
+int Agents::reconcile(const TeamRecord& team) {
+    int changed = 0;
+    std::optional<std::vector<tmux::PaneInfo>> panes;
+    for (const auto& agent : load_agents(store_, team, false)) {
+        if (auto supervisor = proc::Pidfd::live(agent.supervisor_pid, agent.supervisor_start)) {
+            // Its command has ended and its supervisor is recording that (it ends what is left
+            // and writes the record): wait for it, so that the command that looks sees the end.
+            if (agent.pid && !proc::Pidfd::live(agent.pid, agent.pid_start)) {
+                ChangeWatch watch(store_.home());
+                auto deadline = SteadyClock::now() + kRecordWait;
+                for (;;) {
+                    auto now = load_agent(store_, agent.id);
+                    if (!now || !now->live() || supervisor->exited()) break;
+                    if (!watch.wait_until(deadline, {supervisor->fd()}) &&
+                        SteadyClock::now() >= deadline) {
+                        break;
+                    }
+                }
+                ++changed;
+            }
+            continue;
+        }
+        if (!agent.supervisor_pid) {
+            if (spawn_under_way(agent, clock_.now())) continue;
+            // Its spawn is gone. A spawn ends only once the record shows the supervisor (or is
+            // deleted), so read it again: what was read before may be older than that end.
+            auto fresh = load_agent(store_, agent.id);
+            if (!fresh || !fresh->live() || fresh->supervisor_pid) continue;
+        }
+        // Its supervisor is gone without recording an end: end what is left of the agent and
+        // record it as lost.
+        auto target = proc::tree_of_record(
+            std::nullopt, std::nullopt, agent.pid, agent.pid_start,
+            {"TEAM_AGENT_ID=" + agent.id_string(), "TEAM_HOME=" + store_.home().string()});
+        proc::terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
+        bool marked = store_.write([&] {
+            auto now = load_agent(store_, agent.id);
+            // Not if its supervisor recorded the start meanwhile (it ends by itself otherwise).
+            if (!now || !now->live() || now->supervisor_pid != agent.supervisor_pid) return false;
+            return finish_agent(store_.db(), *now, clock_.now(),
+                                {"lost", std::nullopt, std::nullopt, "team", {}, {}});
+        });
+        if (!marked) continue;
+        ++changed;
+        if (agent.pane_id && agent.supervisor_pid) {
+            if (!panes) panes = server().list_panes();
+            server().kill_pane_run_by(*panes, *agent.pane_id, team.name,
+                                      static_cast<pid_t>(*agent.supervisor_pid));
+        }
+    }
+    return changed;
+}
+
+}  // namespace team

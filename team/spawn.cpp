@@ -1,0 +1,204 @@
+// Spawn (SPEC 4): check the request, make the record, open the pane and wait for its supervisor
+// to confirm the command runs, record the activity.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "base/error.hpp"
+#include "base/names.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/process_table.hpp"
+#include "proc/supervisor.hpp"
+#include "state/activity.hpp"
+#include "state/change_watch.hpp"
+#include "state/members.hpp"
+#include "state/team_lock.hpp"
+#include "state/teams.hpp"
+#include "team/agents.hpp"
+
+namespace team {
+
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+// How long spawn waits for the pane's supervisor to confirm the command runs.
+constexpr auto kSpawnTimeout = std::chrono::seconds(10);
+
+std::string self_exe() {
+    std::error_code ec;
+    auto path = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) throw failed("cannot find the team binary: " + ec.message());
+    return path.string();
+}
+
+std::string env_value(const std::vector<std::string>& env, const std::string& key) {
+    std::string value;
+    for (const auto& kv : env) {
+        if (kv.compare(0, key.size() + 1, key + "=") == 0) value = kv.substr(key.size() + 1);
+    }
+    return value;
+}
+
+// Step 1: the request is checked before anything is written. Returns the agent's working
+// directory, canonical.
+std::string check_request(const TeamRecord& team, const SpawnRequest& request) {
+    check_name(request.name, "agent name");
+    if (request.argv.empty())
+        throw usage_error("no command given: team spawn NAME -- CMD [ARGS...]");
+    if (request.role.size() > 1024) throw usage_error("the role is longer than 1024 bytes");
+    for (const auto& kv : request.env) {
+        if (!is_env_entry(kv)) throw usage_error("invalid --env " + quote(kv) + ": use KEY=VALUE");
+        std::string key = kv.substr(0, kv.find('='));
+        for (const char* own :
+             {"TEAM_HOME", "TEAM_NAME", "TEAM_AGENT_ID", "TEAM_AGENT_NAME", "TEAM_AGENT_COLOR"}) {
+            if (key == own)
+                throw usage_error("--env cannot set " + key +
+                                  ": team sets it to the agent's own identity");
+        }
+    }
+    const auto& pool = color_pool();
+    if (request.color && std::find(pool.begin(), pool.end(), *request.color) == pool.end()) {
+        std::string names;
+        for (const auto& c : pool) names += (names.empty() ? "" : ", ") + c;
+        throw usage_error("unknown colour " + quote(*request.color) +
+                          did_you_mean(*request.color, pool) + " (one of " + names + ")");
+    }
+    std::string cwd = request.cwd.value_or(team.cwd);
+    struct stat st {};
+    if (::stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        throw usage_error("--cwd " + quote(cwd) + " is not an existing directory");
+    }
+    cwd = fs::canonical(cwd).string();
+    std::string path = env_value(request.env, "PATH");
+    if (path.empty() && std::getenv("PATH")) path = std::getenv("PATH");
+    proc::require_program(request.argv[0], path, cwd);
+    return cwd;
+}
+
+// The first colour of the pool that no live member has; all taken: they are shared.
+std::string free_color(const std::vector<std::string>& used) {
+    const auto& pool = color_pool();
+    for (const auto& c : pool) {
+        if (std::find(used.begin(), used.end(), c) == used.end()) return c;
+    }
+    return pool[used.size() % pool.size()];
+}
+
+// Step 2, in one transaction: the team is still active, the name is free, a colour is chosen,
+// and the record is made `spawning`, saying who is making it, so that a look can tell at once
+// whether a `spawning` agent is still being made or its maker is gone (reconcile).
+void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
+                   const SpawnRequest& request, AgentRecord& agent) {
+    store.write([&] {
+        if (!team_is_active(store, team.id))
+            throw refused("team " + quote(team.name) + " is dissolved");
+        if (live_member_exists(store, team.id, request.name)) {
+            throw refused("agent " + quote(request.name) + " already exists in team " +
+                          quote(team.name));
+        }
+        auto used = live_member_colors(store, team.id);
+        agent.color = request.color ? *request.color : free_color(used);
+        agent.id = insert_spawning_agent(
+            store, agent,
+            {static_cast<std::int64_t>(::getpid()),
+             static_cast<std::int64_t>(proc::start_time_of(::getpid()).value_or(0))});
+        agent.log_file = agents.log_path(team, agent).string();
+        set_agent_log_file(store, agent.id, *agent.log_file);
+    });
+}
+
+// Step 3: the log file, made here, private (SPEC 2): the pipe-pane that appends to it runs in
+// the tmux server, which has the user's umask (base/umask.hpp).
+void make_log_file(const std::string& log_file) {
+    fs::create_directories(fs::path(log_file).parent_path());
+    int log_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log_fd >= 0) ::close(log_fd);
+}
+
+// Step 4: the pane, running `team __agent ID`, and the wait for its supervisor to record the
+// command running (or its end, or why it could not start). On any failure the pane and the
+// record go. Returns the record as the supervisor left it.
+AgentRecord open_pane_and_wait(Store& store, tmux::TmuxServer& server, const TeamRecord& team,
+                               const AgentRecord& agent) {
+    std::optional<tmux::PaneInfo> pane;
+    try {
+        ChangeWatch watch(store.home());  // before the pane starts, so its update is seen
+        pane = server.open_pane(
+            team.name,
+            {self_exe(), "__agent", "--home", store.home().string(), std::to_string(agent.id)},
+            *agent.cwd, agent.name, *agent.log_file);
+        auto supervisor = proc::Pidfd::open(pane->pid, 0);
+        auto deadline = SteadyClock::now() + kSpawnTimeout;
+        for (;;) {
+            auto now_record = load_agent(store, agent.id);
+            if (!now_record) throw failed("the agent's record vanished while it was starting");
+            if (now_record->spawn_error) throw failed(*now_record->spawn_error);
+            if (now_record->status == AgentStatus::active) return *now_record;
+            // It started and ended at once: it ran, so it is an agent that exited.
+            if (now_record->status == AgentStatus::terminated) return *now_record;
+            std::vector<int> others;
+            if (supervisor && !supervisor->exited()) others.push_back(supervisor->fd());
+            if (supervisor && supervisor->exited()) {
+                auto last = load_agent(store, agent.id);
+                if (last && (last->status != AgentStatus::spawning || last->spawn_error)) continue;
+                throw failed("the agent's pane closed before its command started");
+            }
+            if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) {
+                throw failed("the agent did not start within " +
+                             std::to_string(kSpawnTimeout.count()) + "s");
+            }
+        }
+    } catch (...) {
+        if (pane) server.kill_pane(pane->id);
+        store.write([&] { delete_agent(store, agent.id); });
+        throw;
+    }
+}
+
+// Step 5: the activity entry of the spawn.
+void record_spawned(Store& store, const Clock& clock, const TeamRecord& team, const Caller& caller,
+                    const AgentRecord& agent) {
+    store.write([&] {
+        append_activity(store.db(), team.id, clock.now(), caller.id(), "agent_spawned",
+                        {{"agentId", agent.id_string()},
+                         {"paneId", agent.pane_id ? nlohmann::json(*agent.pane_id) : nullptr},
+                         {"pid", agent.pid ? nlohmann::json(*agent.pid) : nullptr},
+                         {"command", agent.command},
+                         {"color", *agent.color}});
+    });
+}
+
+}  // namespace
+
+AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
+                          const SpawnRequest& request) {
+    require_leader(caller, "spawn agents");
+    std::string cwd = check_request(team, request);
+
+    TeamLock lock(store_.home(), team.name);
+    reconcile(team);  // a dead agent's name and colour are free again
+    AgentRecord agent;
+    agent.name = request.name;
+    agent.team = team.name;
+    agent.team_id = team.id;
+    agent.role = request.role;
+    agent.command = request.argv;
+    agent.cwd = cwd;
+    agent.env = request.env;
+    agent.created_at = clock_.now();
+    agent.status = AgentStatus::spawning;
+    insert_record(store_, *this, team, request, agent);
+    make_log_file(*agent.log_file);
+
+    tmux::TmuxServer server(tmux_);
+    agent = open_pane_and_wait(store_, server, team, agent);
+    record_spawned(store_, clock_, team, caller, agent);
+    return agent;
+}
+
+}  // namespace team
