@@ -7,6 +7,10 @@ std::optional<Pidfd> SystemProcesses::live(std::optional<std::int64_t> pid,
     return Pidfd::live(pid, start_time);
 }
 
+std::optional<Pidfd> SystemProcesses::open(pid_t pid) {
+    return Pidfd::open(pid, 0);
+}
+
 std::optional<std::uint64_t> SystemProcesses::start_time(pid_t pid) {
     return start_time_of(pid);
 }

@@ -24,6 +24,9 @@ class Processes {
     // them): a handle to signal it and to wait for its end; nothing when it is gone.
     virtual std::optional<Pidfd> live(std::optional<std::int64_t> pid,
                                       std::optional<std::int64_t> start_time) = 0;
+    // A process just started, watched without a start-time check (its pid cannot have been
+    // reused yet); nothing when it is already gone.
+    virtual std::optional<Pidfd> open(pid_t pid) = 0;
     // The start time of `pid` (proc/process_table), nothing when it does not exist.
     virtual std::optional<std::uint64_t> start_time(pid_t pid) = 0;
     // The live processes of these trees, now (proc/terminate).
@@ -47,6 +50,7 @@ class SystemProcesses final : public Processes {
   public:
     std::optional<Pidfd> live(std::optional<std::int64_t> pid,
                               std::optional<std::int64_t> start_time) override;
+    std::optional<Pidfd> open(pid_t pid) override;
     std::optional<std::uint64_t> start_time(pid_t pid) override;
     std::vector<ProcessInfo> find_trees(const std::vector<TreeTarget>& targets) override;
     TerminateOutcome terminate_trees(const std::vector<TreeTarget>& targets, int sig,

@@ -142,7 +142,7 @@ proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock
     proc::StopPlan plan;
     EpochMs now = clock.now();
     std::int64_t boot_now = clock.boot_ms();
-    auto steady_now = SteadyClock::now();
+    auto steady_now = clock.steady();
     std::optional<ShutdownRequest> due;
     for (const auto& r : select_requests(store.db(), "r.agent_id = ? ORDER BY r.id", agent.id)) {
         if (!r.closed_at && (r.phase == ShutdownPhase::confirmed || r.forced_at)) {
@@ -195,7 +195,7 @@ proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clo
     if (store.await_writer()) return stop_plan_now(store, agent, clock);
     // No turn lock here: give the commit up to wait_for_commit to land.
     ChangeWatch watch(store.home());  // before the first look, so no commit is missed
-    auto deadline = SteadyClock::now() + wait_for_commit;
+    auto deadline = clock.steady() + wait_for_commit;
     for (;;) {
         auto plan = stop_plan_now(store, agent, clock);
         if (plan.at || !watch.wait_until(deadline)) return plan;

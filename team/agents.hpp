@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/time.hpp"
+#include "proc/processes.hpp"
 #include "state/store.hpp"
 #include "team/teams.hpp"
 #include "tmux/server.hpp"
@@ -37,8 +38,9 @@ const std::vector<std::string>& color_pool();
 
 class Agents {
   public:
-    Agents(Store& store, const Clock& clock, tmux::Tmux& tmux)
-        : store_(store), clock_(clock), tmux_(tmux) {}
+    Agents(Store& store, const Clock& clock, tmux::Tmux& tmux,
+           proc::Processes& processes = proc::system_processes())
+        : store_(store), clock_(clock), tmux_(tmux), processes_(processes) {}
 
     // Leader only. Returns once the agent's pane and process are confirmed alive. A command that
     // cannot start leaves no record and no pane.
@@ -65,6 +67,7 @@ class Agents {
     Store& store_;
     const Clock& clock_;
     tmux::Tmux& tmux_;
+    proc::Processes& processes_;
 };
 
 }  // namespace team

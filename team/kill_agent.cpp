@@ -38,7 +38,7 @@ KillResult Shutdowns::kill(const TeamRecord& team, const Caller& caller, const K
 
     std::optional<TeamLock> lock;
     lock.emplace(store_.home(), team.name);
-    Agents agents(store_, clock_, tmux_);
+    Agents agents = this->agents();
     agents.reconcile(team);  // an agent whose process ended meanwhile is terminated by now
     auto agent = find_member(store_, team, o.name);
     if (!agent) member_not_found(store_, team, o.name);
@@ -99,7 +99,7 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
         // Its supervisor enforces the deadline from the commit on, whatever happens to this
         // command: woken before the commit (it waits for it), so no moment is left where this
         // command could die with the request stored and the supervisor unaware.
-        if (o.force_after) wake_supervisor(agent);
+        if (o.force_after) wake_supervisor(processes_, agent);
     });
 
     KillResult result;
@@ -112,8 +112,8 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
     // Waiting needs no lock: other commands on the team go on meanwhile.
     lock.reset();
     ChangeWatch watch(store_.home());
-    auto deadline = o.timeout ? SteadyClock::now() + *o.timeout : SteadyClock::time_point::max();
-    auto supervisor = live_supervisor(agent);
+    auto deadline = o.timeout ? clock_.steady() + *o.timeout : SteadyClock::time_point::max();
+    auto supervisor = live_supervisor(processes_, agent);
     for (;;) {
         auto latest = load_request(store_.db(), request.id);
         if (!latest) break;  // the team was purged meanwhile: nothing of the agent is left
@@ -123,13 +123,13 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
         if (supervisor) {
             if (supervisor->exited()) {
                 // It ended without recording the end (killed): the look records it.
-                Agents(store_, clock_, tmux_).reconcile(team);
+                agents().reconcile(team);
                 supervisor.reset();
                 continue;
             }
             others.push_back(supervisor->fd());
         }
-        if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) {
+        if (!watch.wait_until(deadline, others) && clock_.steady() >= deadline) {
             result.success = false;
             result.phase = request.phase;
             result.error = "timed out after " + seconds_text(*o.timeout) + " waiting for " +
@@ -149,7 +149,7 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
         return result;
     }
     // Ended: once its supervisor is gone too, nothing of it is left.
-    await_end(agent.id, SteadyClock::now() + kSupervisorWait);
+    await_end(agent.id, clock_.steady() + kSupervisorWait);
     if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
     return result;
 }
@@ -181,8 +181,8 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     });
     // The leader's command ends the tree itself: it does not depend on the supervisor, which
     // may be stopped, busy or gone.
-    proc::terminate_tree(agent_target(store_.home(), agent, false), SIGTERM, o.grace, true);
-    if (!await_end(agent.id, SteadyClock::now() + kSupervisorWait)) {
+    processes_.terminate_tree(agent_target(store_.home(), agent, false), SIGTERM, o.grace, true);
+    if (!await_end(agent.id, clock_.steady() + kSupervisorWait)) {
         finish_here(team, agent.id, caller.id());
     } else if (agent.pane_id && agent.supervisor_pid) {
         // The supervisor removes its pane before it records the end, but the `tmux kill-pane`
@@ -206,7 +206,7 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     result.phase = request ? request->phase : ShutdownPhase::force_killed;
     if (request) result.reassigned = request->reassigned;
     if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
-    auto left = proc::find_tree(agent_target(store_.home(), agent, true));
+    auto left = processes_.find_tree(agent_target(store_.home(), agent, true));
     if (!left.empty()) {
         result.success = false;
         result.error = std::to_string(left.size()) + " process" + (left.size() == 1 ? "" : "es") +
@@ -221,14 +221,14 @@ bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadlin
     ChangeWatch watch(store_.home());
     auto agent = load_agent(store_, agent_id);
     if (!agent) return true;
-    auto supervisor = live_supervisor(*agent);
+    auto supervisor = live_supervisor(processes_, *agent);
     for (;;) {
         agent = load_agent(store_, agent_id);
         if (!agent) return true;
         bool supervisor_gone = !supervisor || supervisor->exited();
         if (!agent->live() && supervisor_gone) return true;
         if (supervisor_gone) return false;  // nobody left to record it
-        if (!watch.wait_until(deadline, {supervisor->fd()}) && SteadyClock::now() >= deadline) {
+        if (!watch.wait_until(deadline, {supervisor->fd()}) && clock_.steady() >= deadline) {
             return false;
         }
     }
@@ -239,7 +239,8 @@ void Shutdowns::finish_here(const TeamRecord& team, std::int64_t agent_id,
     auto agent = load_agent(store_, agent_id);
     if (!agent) return;
     // The supervisor too: it could not finish its work in time (stopped, or gone).
-    proc::terminate_tree(agent_target(store_.home(), *agent, true), SIGKILL, milliseconds(0), true);
+    processes_.terminate_tree(agent_target(store_.home(), *agent, true), SIGKILL, milliseconds(0),
+                              true);
     store_.write([&] {
         auto now = load_agent(store_, agent_id);
         if (!now || !now->live()) return;

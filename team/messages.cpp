@@ -165,7 +165,7 @@ InboxResult Messages::inbox(const TeamRecord& team, const Caller& caller, const 
     std::chrono::steady_clock::time_point deadline;
     if (q.wait) {
         watch.emplace(store_.home());
-        deadline = std::chrono::steady_clock::now() + *q.wait;
+        deadline = clock_.steady() + *q.wait;
     }
     for (;;) {
         auto found = select_inbox(store_, team, recipient_id, q);
@@ -180,7 +180,7 @@ InboxResult Messages::inbox(const TeamRecord& team, const Caller& caller, const 
             });
         }
         if (!found.empty() || !q.wait) return InboxResult{std::move(found), false};
-        if (!watch->wait_until(deadline) && std::chrono::steady_clock::now() >= deadline) {
+        if (!watch->wait_until(deadline) && clock_.steady() >= deadline) {
             return InboxResult{{}, true};
         }
     }

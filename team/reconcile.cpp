@@ -1,7 +1,6 @@
 // Reconciliation: every live agent of a team checked against its supervisor, the OS and tmux.
 #include <signal.h>
 
-#include "proc/pidfd.hpp"
 #include "proc/terminate.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
@@ -9,8 +8,6 @@
 #include "team/agents.hpp"
 
 namespace team {
-
-using SteadyClock = std::chrono::steady_clock;
 
 namespace {
 
@@ -23,9 +20,8 @@ constexpr EpochMs kStaleSpawnMs = 30'000;
 
 // Whether an agent that has no supervisor yet is still being made: the `team spawn` that made
 // its record lives (a record from before schema 7 does not name it: then for kStaleSpawnMs).
-bool spawn_under_way(const AgentRecord& agent, EpochMs now) {
-    if (agent.spawner_pid)
-        return proc::Pidfd::live(agent.spawner_pid, agent.spawner_start).has_value();
+bool spawn_under_way(proc::Processes& processes, const AgentRecord& agent, EpochMs now) {
+    if (agent.spawner_pid) return processes.alive(agent.spawner_pid, agent.spawner_start);
     return now - agent.created_at < kStaleSpawnMs;
 }
 
@@ -35,17 +31,17 @@ int Agents::reconcile(const TeamRecord& team) {
     int changed = 0;
     std::optional<std::vector<tmux::PaneInfo>> panes;
     for (const auto& agent : load_agents(store_, team, false)) {
-        if (auto supervisor = proc::Pidfd::live(agent.supervisor_pid, agent.supervisor_start)) {
+        if (auto supervisor = processes_.live(agent.supervisor_pid, agent.supervisor_start)) {
             // Its command has ended and its supervisor is recording that (it ends what is left
             // and writes the record): wait for it, so that the command that looks sees the end.
-            if (agent.pid && !proc::Pidfd::live(agent.pid, agent.pid_start)) {
+            if (agent.pid && !processes_.alive(agent.pid, agent.pid_start)) {
                 ChangeWatch watch(store_.home());
-                auto deadline = SteadyClock::now() + kRecordWait;
+                auto deadline = clock_.steady() + kRecordWait;
                 for (;;) {
                     auto now = load_agent(store_, agent.id);
                     if (!now || !now->live() || supervisor->exited()) break;
                     if (!watch.wait_until(deadline, {supervisor->fd()}) &&
-                        SteadyClock::now() >= deadline) {
+                        clock_.steady() >= deadline) {
                         break;
                     }
                 }
@@ -54,7 +50,7 @@ int Agents::reconcile(const TeamRecord& team) {
             continue;
         }
         if (!agent.supervisor_pid) {
-            if (spawn_under_way(agent, clock_.now())) continue;
+            if (spawn_under_way(processes_, agent, clock_.now())) continue;
             // Its spawn is gone. A spawn ends only once the record shows the supervisor (or is
             // deleted), so read it again: what was read before may be older than that end.
             auto fresh = load_agent(store_, agent.id);
@@ -65,7 +61,7 @@ int Agents::reconcile(const TeamRecord& team) {
         auto target = proc::tree_of_record(
             std::nullopt, std::nullopt, agent.pid, agent.pid_start,
             {"TEAM_AGENT_ID=" + agent.id_string(), "TEAM_HOME=" + store_.home().string()});
-        proc::terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
+        processes_.terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
         bool marked = store_.write([&] {
             auto now = load_agent(store_, agent.id);
             // Not if its supervisor recorded the start meanwhile (it ends by itself otherwise).

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/time.hpp"
+#include "proc/processes.hpp"
 #include "proc/supervisor.hpp"
 #include "state/store.hpp"
 #include "state/team_lock.hpp"
@@ -116,8 +117,9 @@ inline constexpr std::chrono::milliseconds kTeardownKillGrace{500};
 
 class Shutdowns {
   public:
-    Shutdowns(Store& store, const Clock& clock, tmux::Tmux& tmux)
-        : store_(store), clock_(clock), tmux_(tmux) {}
+    Shutdowns(Store& store, const Clock& clock, tmux::Tmux& tmux,
+              proc::Processes& processes = proc::system_processes())
+        : store_(store), clock_(clock), tmux_(tmux), processes_(processes) {}
 
     // `team kill-agent` (leader only). Throws for the errors of SPEC 7.1 (nothing changed);
     // otherwise returns the result, which may carry success false (a force that left
@@ -165,6 +167,9 @@ class Shutdowns {
     Store& store_;
     const Clock& clock_;
     tmux::Tmux& tmux_;
+    proc::Processes& processes_;
+    // The agents of this home as this room sees them: the same store, clock, tmux and processes.
+    Agents agents() { return Agents(store_, clock_, tmux_, processes_); }
 };
 
 }  // namespace team

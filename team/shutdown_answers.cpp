@@ -160,15 +160,15 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
         // whose processes (this one among them) are about to end. Woken before the commit
         // (it waits for it), like a deadline, so no moment is left where this command could die
         // with the confirmation stored and the supervisor unaware.
-        if (auto agent = load_agent(store_, r.agent_id)) wake_supervisor(*agent);
+        if (auto agent = load_agent(store_, r.agent_id)) wake_supervisor(processes_, *agent);
         return *load_request(db, r.id);
     });
     auto agent = load_agent(store_, r.agent_id);
     if (!agent || inside_tree_of(*agent)) return r;
-    auto deadline = SteadyClock::now() + milliseconds(r.grace_ms) + kSupervisorWait;
+    auto deadline = clock_.steady() + milliseconds(r.grace_ms) + kSupervisorWait;
     if (!await_end(agent->id, deadline)) {
         auto now = load_agent(store_, agent->id);
-        if (now && (!live_supervisor(*now) || !now->live()))
+        if (now && (!live_supervisor(processes_, *now) || !now->live()))
             finish_here(team, agent->id, caller.id());
     }
     return load_request(store_.db(), r.id).value_or(r);
@@ -176,7 +176,7 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
 
 std::vector<ShutdownRequest> Shutdowns::status(const TeamRecord& team, const Caller& caller,
                                                const std::optional<std::string>& name) {
-    Agents(store_, clock_, tmux_).reconcile(team);
+    agents().reconcile(team);
     if (!name && caller.is_leader) return open_requests(store_.db(), team.id);
     std::int64_t member_id = caller.member_id;
     std::string who = caller.id();

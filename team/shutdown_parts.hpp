@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "proc/pidfd.hpp"
+#include "proc/processes.hpp"
 #include "proc/terminate.hpp"
 #include "team/shutdown.hpp"
 
@@ -41,9 +42,9 @@ std::optional<ShutdownRequest> load_request(SQLite::Database& db, std::int64_t i
 std::optional<ShutdownRequest> newest_open_request(SQLite::Database& db, std::int64_t agent_id);
 
 // The agent's pane supervisor, if it is still the process that was recorded and alive.
-std::optional<proc::Pidfd> live_supervisor(const AgentRecord& agent);
+std::optional<proc::Pidfd> live_supervisor(proc::Processes& processes, const AgentRecord& agent);
 
-void wake_supervisor(const AgentRecord& agent);
+void wake_supervisor(proc::Processes& processes, const AgentRecord& agent);
 
 // Everything of an agent: what its supervisor (a subreaper) has below it, its process group,
 // and whatever carries its identity in the environment. `with_supervisor`: the supervisor too.

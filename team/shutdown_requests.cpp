@@ -93,12 +93,12 @@ std::optional<ShutdownRequest> newest_open_request(SQLite::Database& db, std::in
 }
 
 // The agent's pane supervisor, if it is still the process that was recorded and alive.
-std::optional<proc::Pidfd> live_supervisor(const AgentRecord& agent) {
-    return proc::Pidfd::live(agent.supervisor_pid, agent.supervisor_start);
+std::optional<proc::Pidfd> live_supervisor(proc::Processes& processes, const AgentRecord& agent) {
+    return processes.live(agent.supervisor_pid, agent.supervisor_start);
 }
 
-void wake_supervisor(const AgentRecord& agent) {
-    if (auto supervisor = live_supervisor(agent)) supervisor->signal(SIGUSR1);
+void wake_supervisor(proc::Processes& processes, const AgentRecord& agent) {
+    if (auto supervisor = live_supervisor(processes, agent)) supervisor->signal(SIGUSR1);
 }
 
 // Everything of an agent: what its supervisor (a subreaper) has below it, its process group,

@@ -22,7 +22,6 @@
 namespace team {
 
 namespace fs = std::filesystem;
-using SteadyClock = std::chrono::steady_clock;
 
 namespace {
 
@@ -123,7 +122,8 @@ void make_log_file(const std::string& log_file) {
 // Step 4: the pane, running `team __agent ID`, and the wait for its supervisor to record the
 // command running (or its end, or why it could not start). On any failure the pane and the
 // record go. Returns the record as the supervisor left it.
-AgentRecord open_pane_and_wait(Store& store, tmux::TmuxServer& server, const TeamRecord& team,
+AgentRecord open_pane_and_wait(Store& store, const Clock& clock, proc::Processes& processes,
+                               tmux::TmuxServer& server, const TeamRecord& team,
                                const AgentRecord& agent) {
     std::optional<tmux::PaneInfo> pane;
     try {
@@ -132,8 +132,8 @@ AgentRecord open_pane_and_wait(Store& store, tmux::TmuxServer& server, const Tea
             team.name,
             {self_exe(), "__agent", "--home", store.home().string(), std::to_string(agent.id)},
             *agent.cwd, agent.name, *agent.log_file);
-        auto supervisor = proc::Pidfd::open(pane->pid, 0);
-        auto deadline = SteadyClock::now() + kSpawnTimeout;
+        auto supervisor = processes.open(pane->pid);
+        auto deadline = clock.steady() + kSpawnTimeout;
         for (;;) {
             auto now_record = load_agent(store, agent.id);
             if (!now_record) throw failed("the agent's record vanished while it was starting");
@@ -148,7 +148,7 @@ AgentRecord open_pane_and_wait(Store& store, tmux::TmuxServer& server, const Tea
                 if (last && (last->status != AgentStatus::spawning || last->spawn_error)) continue;
                 throw failed("the agent's pane closed before its command started");
             }
-            if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) {
+            if (!watch.wait_until(deadline, others) && clock.steady() >= deadline) {
                 throw failed("the agent did not start within " +
                              std::to_string(kSpawnTimeout.count()) + "s");
             }
@@ -196,7 +196,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
     make_log_file(*agent.log_file);
 
     tmux::TmuxServer server(tmux_);
-    agent = open_pane_and_wait(store_, server, team, agent);
+    agent = open_pane_and_wait(store_, clock_, processes_, server, team, agent);
     record_spawned(store_, clock_, team, caller, agent);
     return agent;
 }

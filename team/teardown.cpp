@@ -34,7 +34,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
         throw refused("team " + quote(team.name) + " is already dissolved");
     }
     TeamLock lock(store_.home(), team.name);
-    Agents agents(store_, clock_, tmux_);
+    Agents agents = this->agents();
     agents.reconcile(team);
     auto live = load_agents(store_, team, false);
 
@@ -81,7 +81,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
         }
         // Each supervisor enforces the deadline too, whatever happens to this command: woken
         // before the commit, which it waits for.
-        for (const auto& agent : live) wake_supervisor(agent);
+        for (const auto& agent : live) wake_supervisor(processes_, agent);
     });
 
     TeardownResult result;
@@ -96,9 +96,9 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     // Until every agent has ended or the grace is over: wake at each commit and at each
     // supervisor's exit.
     ChangeWatch watch(store_.home());
-    auto deadline = SteadyClock::now() + o.grace;
+    auto deadline = clock_.steady() + o.grace;
     std::vector<std::optional<proc::Pidfd>> supervisors;
-    for (const auto& agent : live) supervisors.push_back(live_supervisor(agent));
+    for (const auto& agent : live) supervisors.push_back(live_supervisor(processes_, agent));
     std::vector<AgentRecord> rest;
     for (;;) {
         rest.clear();
@@ -125,7 +125,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
             }
             continue;
         }
-        if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) break;
+        if (!watch.wait_until(deadline, others) && clock_.steady() >= deadline) break;
     }
 
     if (!rest.empty()) {
@@ -139,7 +139,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     tmux::TmuxServer(tmux_).kill_session(team.name);
     std::vector<proc::TreeTarget> all;
     for (const auto& agent : live) all.push_back(agent_target(store_.home(), agent, true));
-    result.survivors = all.empty() ? 0 : static_cast<int>(proc::find_trees(all).size());
+    result.survivors = all.empty() ? 0 : static_cast<int>(processes_.find_trees(all).size());
     if (result.survivors > 0) return result;
     dissolve(team, caller, o, static_cast<int>(result.agents.size()));
     result.dissolved = true;
@@ -165,8 +165,8 @@ void Shutdowns::force_all(const TeamRecord& team, const std::vector<AgentRecord>
     });
     std::vector<proc::TreeTarget> targets;
     for (const auto& agent : agents) targets.push_back(agent_target(store_.home(), agent, false));
-    proc::terminate_trees(targets, SIGTERM, kTeardownKillGrace, true);
-    auto deadline = SteadyClock::now() + kSupervisorWait;
+    processes_.terminate_trees(targets, SIGTERM, kTeardownKillGrace, true);
+    auto deadline = clock_.steady() + kSupervisorWait;
     for (const auto& agent : agents) {
         if (!await_end(agent.id, deadline)) finish_here(team, agent.id, actor);
     }

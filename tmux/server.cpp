@@ -38,8 +38,7 @@ set -g allow-rename off
 set -g automatic-rename off
 )";
 
-constexpr const char* kPaneFormat =
-    "#{pane_id} #{pane_pid} #{session_name}";
+constexpr const char* kPaneFormat = "#{pane_id} #{pane_pid} #{session_name}";
 
 // tmux reads an argument that ends in ';' as a command separator: escape it.
 std::string tmux_literal(std::string s) {
@@ -175,11 +174,14 @@ PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std
                       {";", "select-pane", "-t", target, "-T", tmux_format_literal(title), ";",
                        "pipe-pane", "-t", target, "-o", tmux_format_literal(pipe)});
         TmuxResult created = tmux_.run(create);
-        if (!created.ok()) {
+        if (created.ok()) {
+            r = created;
+        } else {
+            // Once more, the call that fits (the session exists: split): it throws with the
+            // message that explains, or, when the first failure passed, makes the pane.
             bool exists = created.err.find("duplicate session") != std::string::npos;
-            checked(exists ? split : create);  // throws with the message that explains
+            r = checked(exists ? split : create);
         }
-        r = created;
     }
     PaneInfo pane;
     std::istringstream fields(r.out);

@@ -8,7 +8,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,13 +53,18 @@ class FakeProcesses final : public proc::Processes {
         return p.pid;
     }
 
-    // The process ends by itself (an agent exits).
-    void end(pid_t pid) {
+    // Called once as each process ends (with the signal that ended it, 0 when it exited):
+    // the test plays whoever waits for it (an agent's pane supervisor).
+    std::function<void(pid_t, int)> on_end;
+
+    // The process ends by itself (an agent exits), or by `signal`.
+    void end(pid_t pid, int signal = 0) {
         auto& p = table_.at(pid);
         if (!p.alive) return;
         p.alive = false;
         std::uint64_t one = 1;
         [[maybe_unused]] auto n = ::write(p.event_fd, &one, sizeof one);
+        if (on_end) on_end(pid, signal);
     }
 
     Process& at(pid_t pid) { return table_.at(pid); }
@@ -66,7 +73,7 @@ class FakeProcesses final : public proc::Processes {
     int terminate_calls() const { return terminate_calls_; }
 
     std::optional<proc::Pidfd> live(std::optional<std::int64_t> pid,
-                                     std::optional<std::int64_t> start_time) override {
+                                    std::optional<std::int64_t> start_time) override {
         if (!pid) return std::nullopt;
         auto it = table_.find(static_cast<pid_t>(*pid));
         if (it == table_.end() || !it->second.alive) return std::nullopt;
@@ -74,6 +81,12 @@ class FakeProcesses final : public proc::Processes {
             static_cast<std::uint64_t>(*start_time) != it->second.start) {
             return std::nullopt;  // the pid was reused
         }
+        return proc::Pidfd::adopt(::dup(it->second.event_fd), it->second.pid);
+    }
+
+    std::optional<proc::Pidfd> open(pid_t pid) override {
+        auto it = table_.find(pid);
+        if (it == table_.end()) return std::nullopt;
         return proc::Pidfd::adopt(::dup(it->second.event_fd), it->second.pid);
     }
 
@@ -106,12 +119,12 @@ class FakeProcesses final : public proc::Processes {
             auto& p = table_.at(found.pid);
             p.signals.push_back(sig);
             ++outcome.signalled;
-            if (sig == SIGKILL || !(sig == SIGTERM && p.ignores_term)) end(p.pid);
+            if (sig == SIGKILL || !(sig == SIGTERM && p.ignores_term)) end(p.pid, sig);
         }
         for (const auto& left : find_trees(targets)) {
             if (force) {
                 table_.at(left.pid).signals.push_back(SIGKILL);
-                end(left.pid);
+                end(left.pid, SIGKILL);
                 outcome.force_killed = true;
             } else {
                 ++outcome.survivors;

@@ -30,8 +30,10 @@ class FakeTmuxServer final : public tmux::Tmux {
 
     // Called with each new pane, after tmux would have started its command.
     std::function<void(const Pane&)> on_open;
-    // Makes the next pane creation fail with this message (a full disk, a bad cwd).
-    std::string fail_next_open;
+    // While set, every pane creation fails with this message (a window too small).
+    std::string fail_open;
+    // The next this many pane creations fail (a passing failure).
+    int fail_next_opens = 0;
 
     const std::map<std::string, Pane>& panes() const { return panes_; }
     bool has_pane(const std::string& id) const { return panes_.count(id) > 0; }
@@ -94,9 +96,10 @@ class FakeTmuxServer final : public tmux::Tmux {
         for (const auto& [id, p] : panes_) exists = exists || p.session == session;
         if (split && !exists) return {1, "", "can't find session: " + session + "\n"};
         if (!split && exists) return {1, "", "duplicate session: " + session + "\n"};
-        if (!fail_next_open.empty()) {
-            std::string why = std::exchange(fail_next_open, "");
-            return {1, "", why + "\n"};
+        if (!fail_open.empty()) return {1, "", fail_open + "\n"};
+        if (fail_next_opens > 0) {
+            --fail_next_opens;
+            return {1, "", "create pane failed: no space for new pane\n"};
         }
         Pane pane;
         pane.id = "%" + std::to_string(next_pane_++);

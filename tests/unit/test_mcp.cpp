@@ -102,12 +102,12 @@ TEST_CASE("mcp: JSON that is not a request is -32600, with its id when it has on
 
 TEST_CASE("mcp: requests, notifications and replies are told apart", "[mcp]") {
     auto request = parse_line(R"({"jsonrpc":"2.0","id":"a","method":"tools/list"})");
-    REQUIRE(std::holds_alternative<Message>(request));
-    CHECK(std::get<Message>(request).is_request());
-    CHECK(*std::get<Message>(request).id == "a");
+    REQUIRE(std::holds_alternative<mcp::Message>(request));
+    CHECK(std::get<mcp::Message>(request).is_request());
+    CHECK(*std::get<mcp::Message>(request).id == "a");
     auto note = parse_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
-    REQUIRE(std::holds_alternative<Message>(note));
-    CHECK_FALSE(std::get<Message>(note).is_request());
+    REQUIRE(std::holds_alternative<mcp::Message>(note));
+    CHECK_FALSE(std::get<mcp::Message>(note).is_request());
     CHECK(std::holds_alternative<Reply>(parse_line(R"({"jsonrpc":"2.0","id":1,"result":{}})")));
 }
 
