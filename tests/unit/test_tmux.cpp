@@ -99,11 +99,9 @@ TEST_CASE("a server that exits by itself during a kill is no error", "[tmux]") {
     fake.expect({"kill-session", "-t", "=web"}, fail("server exited unexpectedly\n"));
     fake.expect({"kill-session", "-t", "=api"}, fail("lost server\n"));
     fake.expect({"kill-session", "-t", "=api"}, fail("no server running on /x/tmux.sock\n"));
-    fake.expect({"list-panes", "-a", "-F",
-                 "#{pane_id} #{pane_pid} #{session_name}"},
+    fake.expect({"list-panes", "-a", "-F", "#{pane_id} #{pane_pid} #{session_name}"},
                 fail("lost server\n"));
-    fake.expect({"list-panes", "-a", "-F",
-                 "#{pane_id} #{pane_pid} #{session_name}"},
+    fake.expect({"list-panes", "-a", "-F", "#{pane_id} #{pane_pid} #{session_name}"},
                 ok("%3 100 web\n"));
     TmuxServer server(fake);
     CHECK_FALSE(server.kill_session("web"));
