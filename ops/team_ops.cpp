@@ -43,7 +43,7 @@ Result status(Request& r) {
     // Read again after the reconcile: its counts of live agents may have changed.
     TeamRecord team = r.core.teams().find(r.team->name);
     TeamStatus s = r.core.teams().status(team);
-    auto shutdowns = open_requests(r.core.store().db(), team.id);
+    auto shutdowns = open_requests(r.core.store(), team.id);
     auto socket = tmux::TmuxServer::socket_args(r.core.store().home());
     bool running = tmux::TmuxServer::server_alive(r.core.store().home());
     nlohmann::json doc = to_json(s.team);

@@ -224,7 +224,7 @@ KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool for
 
     // The supervisor records the end once it has reaped everything, then exits; wait for both,
     // so that when the kill returns no process of the shell is left, its supervisor included.
-    auto deadline = SteadyClock::now() + kRecordTimeout;
+    auto deadline = clock_.steady() + kRecordTimeout;
     for (;;) {
         result.shell = get(id);
         if (outcome.survivors > 0) break;
@@ -232,7 +232,7 @@ KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool for
         if (!result.shell.running() && supervisor_gone) break;
         std::vector<int> others;
         if (!supervisor_gone) others.push_back(supervisor->fd());
-        if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) {
+        if (!watch.wait_until(deadline, others) && clock_.steady() >= deadline) {
             result.shell = get(id);
             break;
         }
@@ -252,14 +252,14 @@ KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool for
 
 std::optional<ShellRecord> Shells::wait(const std::string& id, std::optional<Millis> timeout) {
     ChangeWatch watch(store_.home());
-    auto deadline = timeout ? SteadyClock::now() + *timeout : SteadyClock::time_point::max();
+    auto deadline = timeout ? clock_.steady() + *timeout : SteadyClock::time_point::max();
     for (;;) {
         ShellRecord shell = get(id);
         if (!shell.running()) return shell;
         auto supervisor = supervisor_of(shell);
         std::vector<int> others;
         if (supervisor) others.push_back(supervisor->fd());
-        if (!watch.wait_until(deadline, others) && SteadyClock::now() >= deadline) {
+        if (!watch.wait_until(deadline, others) && clock_.steady() >= deadline) {
             shell = get(id);
             if (!shell.running()) return shell;
             return std::nullopt;
@@ -315,7 +315,7 @@ ShellRecord Shells::follow(const std::string& id, std::optional<std::size_t> lim
             fresh.clear();
         }
         if (ended || (stop && stop())) return s;
-        file_watch.wait_until(SteadyClock::now() + std::chrono::seconds(5), {store_watch.fd()});
+        file_watch.wait_until(clock_.steady() + std::chrono::seconds(5), {store_watch.fd()});
     }
 }
 

@@ -193,4 +193,112 @@ void member_not_found(Store& store, const TeamRecord& team, const std::string& n
                     did_you_mean(name, live_member_names(store.db(), team.id)));
 }
 
+std::optional<AgentRecord> find_leader(Store& store, std::int64_t team_id) {
+    SQLite::Statement select(store.db(),
+                             "SELECT id FROM agents WHERE team_id = ? AND is_leader "
+                             "ORDER BY status = 'terminated', id DESC LIMIT 1");
+    select.bind(1, team_id);
+    if (!select.executeStep()) return std::nullopt;
+    return load_agent(store, select.getColumn(0).getInt64());
+}
+
+std::optional<AgentRecord> live_leader_name(Store& store, std::int64_t team_id) {
+    SQLite::Statement leader(store.db(),
+                             "SELECT id, name FROM agents WHERE team_id = ? AND is_leader "
+                             "AND status <> 'terminated' LIMIT 1");
+    leader.bind(1, team_id);
+    if (!leader.executeStep()) return std::nullopt;
+    AgentRecord to;
+    to.id = leader.getColumn(0).getInt64();
+    to.name = leader.getColumn(1).getString();
+    return to;
+}
+
+int count_live_agents(Store& store, std::int64_t team_id) {
+    SQLite::Statement live(store.db(), R"sql(
+        SELECT count(*) FROM agents WHERE team_id = ? AND NOT is_leader
+                                      AND status <> 'terminated'
+    )sql");
+    live.bind(1, team_id);
+    live.executeStep();
+    return live.getColumn(0).getInt();
+}
+
+std::optional<Caller> find_live_caller(Store& store, const TeamRecord& team,
+                                       const std::string& name) {
+    SQLite::Statement select(store.db(), R"sql(
+        SELECT is_leader, id FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
+    )sql");
+    select.bind(1, team.id);
+    select.bind(2, name);
+    if (!select.executeStep()) return std::nullopt;
+    return Caller{name, team.name, select.getColumn(0).getInt() != 0,
+                  select.getColumn(1).getInt64()};
+}
+
+std::vector<std::string> agent_log_files(Store& store, std::int64_t team_id) {
+    SQLite::Statement logs(store.db(),
+                           "SELECT log_file FROM agents WHERE team_id = ? AND "
+                           "log_file IS NOT NULL");
+    logs.bind(1, team_id);
+    std::vector<std::string> out;
+    while (logs.executeStep()) out.push_back(logs.getColumn(0).getString());
+    return out;
+}
+
+bool other_live_member_exists(Store& store, std::int64_t team_id, const std::string& name,
+                              std::int64_t except) {
+    SQLite::Statement live(store.db(), R"sql(
+        SELECT 1 FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
+                               AND id <> ?
+    )sql");
+    live.bind(1, team_id);
+    live.bind(2, name);
+    live.bind(3, except);
+    return live.executeStep();
+}
+
+void insert_leader(Store& store, std::int64_t team_id, const std::string& name,
+                   const std::string& cwd, EpochMs at) {
+    SQLite::Statement leader(store.db(), R"sql(
+        INSERT INTO agents (team_id, name, role, is_leader, status, cwd, created_at)
+        VALUES (?, ?, 'leader', 1, 'active', ?, ?)
+    )sql");
+    leader.bind(1, team_id);
+    leader.bind(2, name);
+    leader.bind(3, cwd);
+    leader.bind(4, at);
+    leader.exec();
+}
+
+bool set_agent_shutting_down(Store& store, std::int64_t agent_id) {
+    SQLite::Statement status(
+        store.db(),
+        "UPDATE agents SET status = 'shutting_down' WHERE id = ? AND status = 'active'");
+    status.bind(1, agent_id);
+    return status.exec() != 0;
+}
+
+void set_agent_active_again(Store& store, std::int64_t agent_id) {
+    SQLite::Statement back(
+        store.db(),
+        "UPDATE agents SET status = 'active' WHERE id = ? AND status = 'shutting_down'");
+    back.bind(1, agent_id);
+    back.exec();
+}
+
+bool mark_agent_terminated(Store& store, std::int64_t agent_id, const AgentExit& exit) {
+    SQLite::Statement up(store.db(), R"sql(
+        UPDATE agents SET status = 'terminated', terminated_at = ?, exit_reason = ?,
+                          exit_code = ?, signal = ?
+        WHERE id = ? AND status <> 'terminated'
+    )sql");
+    up.bind(1, exit.at);
+    up.bind(2, exit.reason);
+    bind_or_null(up, 3, exit.exit_code);
+    bind_or_null(up, 4, exit.signal);
+    up.bind(5, agent_id);
+    return up.exec() != 0;
+}
+
 }  // namespace team

@@ -28,10 +28,25 @@ std::vector<std::string> live_member_names(SQLite::Database& db, std::int64_t te
 // A team's live members, leader included, oldest first, with only id, name, team and pane set.
 std::vector<AgentRecord> live_member_panes(Store& store, const TeamRecord& team);
 
+// The team's leader: the live one, else the newest terminated one.
+std::optional<AgentRecord> find_leader(Store& store, std::int64_t team_id);
+// The live leader with only its id and name set.
+std::optional<AgentRecord> live_leader_name(Store& store, std::int64_t team_id);
+// How many live members a team has, the leader left out.
+int count_live_agents(Store& store, std::int64_t team_id);
+// `name` as a caller (SPEC 1.5): the live member of that name, with whether it leads.
+std::optional<Caller> find_live_caller(Store& store, const TeamRecord& team,
+                                       const std::string& name);
+// The pane log files of a team's members that have one.
+std::vector<std::string> agent_log_files(Store& store, std::int64_t team_id);
+
 // Writes below: call them inside Store::write.
 
 // Whether the team has a live member of that name.
 bool live_member_exists(Store& store, std::int64_t team_id, const std::string& name);
+// The same, the member of row `except` left out.
+bool other_live_member_exists(Store& store, std::int64_t team_id, const std::string& name,
+                              std::int64_t except);
 // The colours of a team's live members that have one.
 std::vector<std::string> live_member_colors(Store& store, std::int64_t team_id);
 
@@ -57,5 +72,22 @@ struct AgentStart {
 };
 // `spawning` -> `active` with its processes; false when the record is no longer `spawning`.
 bool record_agent_started(Store& store, std::int64_t agent_id, const AgentStart& start);
+
+// A new team's leader, active from `at`.
+void insert_leader(Store& store, std::int64_t team_id, const std::string& name,
+                   const std::string& cwd, EpochMs at);
+// `active` -> `shutting_down`; false when the agent was not active.
+bool set_agent_shutting_down(Store& store, std::int64_t agent_id);
+// `shutting_down` -> `active` (its request was rejected); nothing otherwise.
+void set_agent_active_again(Store& store, std::int64_t agent_id);
+// How an agent's end is recorded on its row.
+struct AgentExit {
+    EpochMs at = 0;
+    std::string reason;  // SPEC 4 exitReason
+    std::optional<int> exit_code;
+    std::optional<std::string> signal;
+};
+// A live agent becomes terminated with its exit fields; false when it was terminated already.
+bool mark_agent_terminated(Store& store, std::int64_t agent_id, const AgentExit& exit);
 
 }  // namespace team

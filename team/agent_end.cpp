@@ -1,6 +1,5 @@
 #include "team/agent_end.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,7 +14,8 @@
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
-#include "state/sql.hpp"
+#include "state/members.hpp"
+#include "state/shutdown_rows.hpp"
 #include "tasks/reassign.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
@@ -25,20 +25,12 @@ namespace team {
 
 using namespace shutdown_parts;
 
-std::optional<std::vector<std::string>> mark_terminated(SQLite::Database& db,
-                                                        const AgentRecord& agent, EpochMs at,
-                                                        const Termination& how) {
-    SQLite::Statement up(db, R"sql(
-        UPDATE agents SET status = 'terminated', terminated_at = ?, exit_reason = ?,
-                          exit_code = ?, signal = ?
-        WHERE id = ? AND status <> 'terminated'
-    )sql");
-    up.bind(1, at);
-    up.bind(2, how.reason);
-    bind_or_null(up, 3, how.exit_code);
-    bind_or_null(up, 4, how.signal);
-    up.bind(5, agent.id);
-    if (up.exec() == 0) return std::nullopt;
+std::optional<std::vector<std::string>> mark_terminated(Store& store, const AgentRecord& agent,
+                                                        EpochMs at, const Termination& how) {
+    if (!mark_agent_terminated(store, agent.id, {at, how.reason, how.exit_code, how.signal})) {
+        return std::nullopt;
+    }
+    auto& db = store.db();
     auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name, at, how.reassign_to);
     nlohmann::json details = {
         {"agentId", agent.id_string()},
@@ -59,10 +51,8 @@ std::optional<std::vector<std::string>> mark_terminated(SQLite::Database& db,
     return tasks;
 }
 
-bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
-                  const Termination& natural) {
-    auto open =
-        select_requests(db, "r.agent_id = ? AND r.closed_at IS NULL ORDER BY r.id", agent.id);
+bool finish_agent(Store& store, const AgentRecord& agent, EpochMs at, const Termination& natural) {
+    auto open = requests_of(store, agent.id, true);
     const ShutdownRequest* forced = nullptr;
     const ShutdownRequest* confirmed = nullptr;
     for (const auto& r : open) {
@@ -84,48 +74,22 @@ bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
         if (decisive->force_at && forced) how.details["deadline"] = iso8601(*decisive->force_at);
         if (decisive->reassign_to) {
             // Only to a member that is still there; otherwise the tasks go back to the pool.
-            SQLite::Statement live(db, R"sql(
-                SELECT 1 FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
-                                       AND id <> ?
-            )sql");
-            live.bind(1, agent.team_id);
-            live.bind(2, *decisive->reassign_to);
-            live.bind(3, agent.id);
-            if (live.executeStep()) how.reassign_to = decisive->reassign_to;
+            if (other_live_member_exists(store, agent.team_id, *decisive->reassign_to, agent.id)) {
+                how.reassign_to = decisive->reassign_to;
+            }
         }
     }
-    auto tasks = mark_terminated(db, agent, at, how);
+    auto tasks = mark_terminated(store, agent, at, how);
     if (!tasks) return false;
 
-    SQLite::Statement close(db, R"sql(
-        UPDATE shutdown_requests
-        SET phase = CASE WHEN ?1 THEN 'force_killed'
-                         WHEN phase IN ('approved', 'confirmed') THEN 'confirmed'
-                         ELSE phase END,
-            confirmed_at = CASE WHEN NOT ?1 AND phase IN ('approved', 'confirmed')
-                                THEN coalesce(confirmed_at, ?2) ELSE confirmed_at END,
-            closed_at = ?2, reassigned = ?3
-        WHERE agent_id = ?4 AND closed_at IS NULL
-    )sql");
-    close.bind(1, forced != nullptr);
-    close.bind(2, at);
-    close.bind(3, nlohmann::json(*tasks).dump());
-    close.bind(4, agent.id);
-    close.exec();
+    close_requests(store, agent.id, forced != nullptr, at, *tasks);
 
     if (how.reason == "confirmed") {
-        SQLite::Statement leader(db,
-                                 "SELECT id, name FROM agents WHERE team_id = ? AND is_leader "
-                                 "AND status <> 'terminated' LIMIT 1");
-        leader.bind(1, agent.team_id);
-        if (leader.executeStep()) {
-            AgentRecord to;
-            to.id = leader.getColumn(0).getInt64();
-            to.name = leader.getColumn(1).getString();
+        if (auto to = live_leader_name(store, agent.team_id)) {
             TeamRecord team;
             team.id = agent.team_id;
             team.name = agent.team;
-            post_message(db, team, agent.name, to, "shutdown_confirmed",
+            post_message(store.db(), team, agent.name, *to, "shutdown_confirmed",
                          agent.id_string() + " confirmed the shutdown and has ended",
                          {{"requestId", confirmed->id_string()},
                           {"reason", confirmed->reason},
@@ -144,7 +108,7 @@ proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock
     std::int64_t boot_now = clock.boot_ms();
     auto steady_now = clock.steady();
     std::optional<ShutdownRequest> due;
-    for (const auto& r : select_requests(store.db(), "r.agent_id = ? ORDER BY r.id", agent.id)) {
+    for (const auto& r : requests_of(store, agent.id, false)) {
         if (!r.closed_at && (r.phase == ShutdownPhase::confirmed || r.forced_at)) {
             plan.at = steady_now;
             plan.grace = milliseconds(r.grace_ms);
@@ -168,17 +132,7 @@ proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock
     }
     if (due) {
         // Force begins: recorded first, so the end is recorded as force_killed.
-        store.write([&] {
-            SQLite::Statement up(store.db(), R"sql(
-                UPDATE shutdown_requests SET forced_at = ?, closed_at = NULL
-                WHERE id = ? AND forced_at IS NULL
-                  AND EXISTS (SELECT 1 FROM agents WHERE id = ? AND status <> 'terminated')
-            )sql");
-            up.bind(1, now);
-            up.bind(2, due->id);
-            up.bind(3, agent.id);
-            up.exec();
-        });
+        store.write([&] { begin_force_due(store, due->id, agent.id, now); });
         plan.at = steady_now;
         plan.grace = milliseconds(due->grace_ms);
     }

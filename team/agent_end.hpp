@@ -4,8 +4,6 @@
 // each end agents.
 #pragma once
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -32,15 +30,13 @@ struct Termination {
 // Marks a live agent terminated (in the caller's transaction): exit fields, its tasks handed
 // back, an activity entry (agent_exited, agent_force_killed or shutdown_confirmed by reason).
 // Returns the ids of the tasks handed back, or nothing when it was already terminated.
-std::optional<std::vector<std::string>> mark_terminated(SQLite::Database& db,
-                                                        const AgentRecord& agent, EpochMs at,
-                                                        const Termination& how);
+std::optional<std::vector<std::string>> mark_terminated(Store& store, const AgentRecord& agent,
+                                                        EpochMs at, const Termination& how);
 
 // Records the end of a live agent (in the caller's transaction), whatever ended it: the exit
 // reason is `natural` (exited, lost) unless the agent's shutdown requests say otherwise.
 // Returns false when it was already terminated.
-bool finish_agent(SQLite::Database& db, const AgentRecord& agent, EpochMs at,
-                  const Termination& natural);
+bool finish_agent(Store& store, const AgentRecord& agent, EpochMs at, const Termination& natural);
 
 // The stop plan of an agent's pane supervisor: stop now when its request is confirmed or force
 // began; otherwise the nearest --force-after deadline, which it then enforces. With a

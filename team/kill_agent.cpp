@@ -1,6 +1,5 @@
 #include "team/shutdown.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,7 +14,7 @@
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
-#include "state/sql.hpp"
+#include "state/members.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
 #include "tmux/server.hpp"
@@ -68,7 +67,7 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
                                const AgentRecord& agent, const KillOptions& o,
                                std::optional<TeamLock>& lock) {
     if (agent.status == AgentStatus::shutting_down) {
-        auto open = newest_open_request(store_.db(), agent.id);
+        auto open = newest_open_request(store_, agent.id);
         throw refused("agent " + quote(agent.name) + " is already shutting down" +
                       (open ? " (request " + open->id_string() + ", phase " + str(open->phase) + ")"
                             : std::string()) +
@@ -80,11 +79,7 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
     EpochMs now = clock_.now();
     ShutdownRequest request;
     store_.write([&] {
-        auto& db = store_.db();
-        SQLite::Statement status(
-            db, "UPDATE agents SET status = 'shutting_down' WHERE id = ? AND status = 'active'");
-        status.bind(1, agent.id);
-        if (status.exec() == 0) {
+        if (!set_agent_shutting_down(store_, agent.id)) {
             throw refused("agent " + quote(agent.name) + " is no longer active");
         }
         std::optional<Deadline> deadline;
@@ -94,7 +89,7 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
                            ". Approve with 'team shutdown approve' then finish and run 'team "
                            "shutdown confirm' (or exit), or reject with 'team shutdown reject "
                            "--reason TEXT'.";
-        request = request_shutdown(db, team, caller, agent, o.reason, now, deadline, o.grace,
+        request = request_shutdown(store_, team, caller, agent, o.reason, now, deadline, o.grace,
                                    o.reassign_to, text, false);
         // Its supervisor enforces the deadline from the commit on, whatever happens to this
         // command: woken before the commit (it waits for it), so no moment is left where this
@@ -115,7 +110,7 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
     auto deadline = o.timeout ? clock_.steady() + *o.timeout : SteadyClock::time_point::max();
     auto supervisor = live_supervisor(processes_, agent);
     for (;;) {
-        auto latest = load_request(store_.db(), request.id);
+        auto latest = find_request(store_, request.id);
         if (!latest) break;  // the team was purged meanwhile: nothing of the agent is left
         request = *latest;
         if (request.phase == ShutdownPhase::rejected || request.closed_at) break;
@@ -159,25 +154,17 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     EpochMs now = clock_.now();
     std::int64_t request_id = 0;
     store_.write([&] {
-        auto& db = store_.db();
-        SQLite::Statement insert(db, R"sql(
-            INSERT INTO shutdown_requests (team_id, agent_id, method, phase, reason, requested_by,
-                                           requested_at, forced_at, grace_ms, reassign_to)
-            SELECT ?, id, 'force', 'requested', ?, ?, ?, ?, ?, ? FROM agents
-            WHERE id = ? AND status <> 'terminated'
-        )sql");
-        insert.bind(1, team.id);
-        insert.bind(2, o.reason);
-        insert.bind(3, caller.id());
-        insert.bind(4, now);
-        insert.bind(5, now);
-        insert.bind(6, static_cast<std::int64_t>(o.grace.count()));
-        bind_or_null(insert, 7, o.reassign_to);
-        insert.bind(8, agent.id);
-        if (insert.exec() == 0) {
-            throw refused("agent " + quote(agent.name) + " is already terminated");
-        }
-        request_id = db.getLastInsertRowid();
+        NewShutdownRequest row;
+        row.team_id = team.id;
+        row.agent_id = agent.id;
+        row.reason = o.reason;
+        row.requested_by = caller.id();
+        row.requested_at = now;
+        row.grace_ms = static_cast<std::int64_t>(o.grace.count());
+        row.reassign_to = o.reassign_to;
+        auto id = insert_force_request(store_, row);
+        if (!id) throw refused("agent " + quote(agent.name) + " is already terminated");
+        request_id = *id;
     });
     // The leader's command ends the tree itself: it does not depend on the supervisor, which
     // may be stopped, busy or gone.
@@ -202,7 +189,7 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     result.agent_id = agent.id_string();
     result.method = ShutdownMethod::force;
     result.request_id = std::to_string(request_id);
-    auto request = load_request(store_.db(), request_id);
+    auto request = find_request(store_, request_id);
     result.phase = request ? request->phase : ShutdownPhase::force_killed;
     if (request) result.reassigned = request->reassigned;
     if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
@@ -244,7 +231,7 @@ void Shutdowns::finish_here(const TeamRecord& team, std::int64_t agent_id,
     store_.write([&] {
         auto now = load_agent(store_, agent_id);
         if (!now || !now->live()) return;
-        finish_agent(store_.db(), *now, clock_.now(),
+        finish_agent(store_, *now, clock_.now(),
                      {"lost", std::nullopt, std::nullopt, actor, std::nullopt, {}});
     });
     if (!agent->pane_id || !agent->supervisor_pid) return;

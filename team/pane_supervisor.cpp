@@ -98,7 +98,7 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         if (!now || !now->live()) return;
         std::optional<std::string> signal;
         if (outcome.status.signal) signal = proc::signal_name(*outcome.status.signal);
-        finish_agent(store.db(), *now, clock.now(),
+        finish_agent(store, *now, clock.now(),
                      {"exited", outcome.status.exit_code, signal, now->id_string(), {}, {}});
     });
     return 0;

@@ -66,7 +66,7 @@ int Agents::reconcile(const TeamRecord& team) {
             auto now = load_agent(store_, agent.id);
             // Not if its supervisor recorded the start meanwhile (it ends by itself otherwise).
             if (!now || !now->live() || now->supervisor_pid != agent.supervisor_pid) return false;
-            return finish_agent(store_.db(), *now, clock_.now(),
+            return finish_agent(store_, *now, clock_.now(),
                                 {"lost", std::nullopt, std::nullopt, "team", {}, {}});
         });
         if (!marked) continue;

@@ -26,6 +26,7 @@
 #include "base/time.hpp"
 #include "proc/processes.hpp"
 #include "proc/supervisor.hpp"
+#include "state/shutdown_rows.hpp"
 #include "state/store.hpp"
 #include "state/team_lock.hpp"
 #include "team/agent_end.hpp"
@@ -35,32 +36,7 @@
 
 namespace team {
 
-struct ShutdownRequest {
-    std::int64_t id = 0;
-    std::int64_t team_id = 0;
-    std::int64_t agent_id = 0;
-    std::string agent;  // name@team
-    ShutdownMethod method = ShutdownMethod::graceful;
-    ShutdownPhase phase = ShutdownPhase::requested;
-    std::string reason;
-    std::optional<std::string> reject_reason;
-    std::string requested_by;
-    EpochMs requested_at = 0;
-    std::optional<EpochMs> responded_at, confirmed_at, force_at, forced_at, closed_at;
-    // The deadline (force_at) on the boot clock (Clock::boot_ms), which is what arms it; null in
-    // requests made before schema 7, whose deadline is armed from force_at.
-    std::optional<std::int64_t> force_at_boot;
-    std::int64_t grace_ms = 5000;
-    std::optional<std::string> reassign_to;
-    std::vector<std::string> reassigned;
-
-    std::string id_string() const { return std::to_string(id); }
-};
-
 nlohmann::json to_json(const ShutdownRequest& request);
-
-// The open shutdown requests of a team, oldest first (for `team status`).
-std::vector<ShutdownRequest> open_requests(SQLite::Database& db, std::int64_t team_id);
 
 struct KillOptions {
     std::string name;

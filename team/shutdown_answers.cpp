@@ -1,6 +1,5 @@
 #include "team/shutdown.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,7 +14,7 @@
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
-#include "state/sql.hpp"
+#include "state/members.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
 #include "tmux/server.hpp"
@@ -32,7 +31,7 @@ ShutdownRequest find_own_request(Store& store, const TeamRecord& team, const Cal
                                  const std::optional<std::string>& request_id,
                                  const std::string& verb) {
     if (request_id) {
-        auto r = load_request(store.db(), parse_request_id(*request_id));
+        auto r = find_request(store, parse_request_id(*request_id));
         if (!r || r->team_id != team.id) {
             throw not_found("shutdown request " + quote(*request_id) + " not found in team " +
                             quote(team.name));
@@ -47,7 +46,7 @@ ShutdownRequest find_own_request(Store& store, const TeamRecord& team, const Cal
         throw refused("only the agent a shutdown request is addressed to can " + verb +
                       " it; you are the leader (" + caller.id() + ")");
     }
-    auto r = newest_open_request(store.db(), caller.member_id);
+    auto r = newest_open_request(store, caller.member_id);
     if (!r) throw not_found("there is no open shutdown request for you (" + caller.id() + ")");
     return *r;
 }
@@ -70,20 +69,15 @@ ShutdownRequest Shutdowns::approve(const TeamRecord& team, const Caller& caller,
                                : std::string()));
         }
         EpochMs now = clock_.now();
-        SQLite::Statement up(db,
-                             "UPDATE shutdown_requests SET phase = 'approved', responded_at = ? "
-                             "WHERE id = ?");
-        up.bind(1, now);
-        up.bind(2, r.id);
-        up.exec();
-        if (auto leader = leader_of(store_, team.id)) {
+        mark_request_approved(store_, r.id, now);
+        if (auto leader = find_leader(store_, team.id)) {
             post_message(db, team, caller.name, *leader, "shutdown_approved",
                          caller.id() + " approved the shutdown; it confirms when it has finished",
                          {{"requestId", r.id_string()}, {"reason", r.reason}}, now);
         }
         append_activity(db, team.id, now, caller.id(), "shutdown_approved",
                         {{"agentId", r.agent}, {"requestId", r.id_string()}});
-        return *load_request(db, r.id);
+        return *find_request(store_, r.id);
     });
 }
 
@@ -107,35 +101,22 @@ ShutdownRequest Shutdowns::reject(const TeamRecord& team, const Caller& caller,
                 (r.phase == ShutdownPhase::approved ? ": an approval cannot be taken back" : ""));
         }
         EpochMs now = clock_.now();
-        SQLite::Statement up(db, R"sql(
-            UPDATE shutdown_requests SET phase = 'rejected', responded_at = ?, reject_reason = ?,
-                                         closed_at = ?
-            WHERE id = ?
-        )sql");
-        up.bind(1, now);
-        up.bind(2, reason);
-        up.bind(3, now);
-        up.bind(4, r.id);
-        up.exec();
-        SQLite::Statement back(
-            db, "UPDATE agents SET status = 'active' WHERE id = ? AND status = 'shutting_down'");
-        back.bind(1, r.agent_id);
-        back.exec();
-        if (auto leader = leader_of(store_, team.id)) {
+        mark_request_rejected(store_, r.id, reason, now);
+        set_agent_active_again(store_, r.agent_id);
+        if (auto leader = find_leader(store_, team.id)) {
             post_message(db, team, caller.name, *leader, "shutdown_rejected",
                          caller.id() + " rejected the shutdown: " + reason,
                          {{"requestId", r.id_string()}, {"reason", reason}}, now);
         }
         append_activity(db, team.id, now, caller.id(), "shutdown_rejected",
                         {{"agentId", r.agent}, {"requestId", r.id_string()}, {"reason", reason}});
-        return *load_request(db, r.id);
+        return *find_request(store_, r.id);
     });
 }
 
 ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
                                    const std::optional<std::string>& request_id) {
     auto r = store_.write([&] {
-        auto& db = store_.db();
         auto r = find_own_request(store_, team, caller, request_id, "confirm");
         if (r.method == ShutdownMethod::force || r.forced_at) {
             throw refused("shutdown request " + r.id_string() + " is a forced one: " + r.agent +
@@ -146,22 +127,14 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
             throw refused("shutdown request " + r.id_string() + " is already " + str(r.phase));
         }
         EpochMs now = clock_.now();
-        SQLite::Statement up(db, R"sql(
-            UPDATE shutdown_requests SET phase = 'confirmed', confirmed_at = ?,
-                                         responded_at = coalesce(responded_at, ?)
-            WHERE id = ?
-        )sql");
-        up.bind(1, now);
-        up.bind(2, now);
-        up.bind(3, r.id);
-        up.exec();
+        mark_request_confirmed(store_, r.id, now);
         // The supervisor ends the agent's tree (within the request's grace), records the end
         // and removes the pane: it lives outside the tree, so this works from inside the pane,
         // whose processes (this one among them) are about to end. Woken before the commit
         // (it waits for it), like a deadline, so no moment is left where this command could die
         // with the confirmation stored and the supervisor unaware.
         if (auto agent = load_agent(store_, r.agent_id)) wake_supervisor(processes_, *agent);
-        return *load_request(db, r.id);
+        return *find_request(store_, r.id);
     });
     auto agent = load_agent(store_, r.agent_id);
     if (!agent || inside_tree_of(*agent)) return r;
@@ -171,13 +144,13 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
         if (now && (!live_supervisor(processes_, *now) || !now->live()))
             finish_here(team, agent->id, caller.id());
     }
-    return load_request(store_.db(), r.id).value_or(r);
+    return find_request(store_, r.id).value_or(r);
 }
 
 std::vector<ShutdownRequest> Shutdowns::status(const TeamRecord& team, const Caller& caller,
                                                const std::optional<std::string>& name) {
     agents().reconcile(team);
-    if (!name && caller.is_leader) return open_requests(store_.db(), team.id);
+    if (!name && caller.is_leader) return open_requests(store_, team.id);
     std::int64_t member_id = caller.member_id;
     std::string who = caller.id();
     if (name) {
@@ -187,10 +160,9 @@ std::vector<ShutdownRequest> Shutdowns::status(const TeamRecord& team, const Cal
         member_id = member->id;
         who = member->id_string();
     }
-    auto rows =
-        select_requests(store_.db(), "r.agent_id = ? ORDER BY r.id DESC LIMIT 1", member_id);
-    if (rows.empty()) throw not_found("there is no shutdown request for " + who);
-    return rows;
+    auto newest = newest_request(store_, member_id);
+    if (!newest) throw not_found("there is no shutdown request for " + who);
+    return {*newest};
 }
 
 }  // namespace team

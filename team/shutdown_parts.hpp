@@ -2,8 +2,6 @@
 // kill_agent.cpp, shutdown_answers.cpp, teardown.cpp): not for use outside them.
 #pragma once
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -34,13 +32,6 @@ struct Deadline {
     std::int64_t boot = 0;
 };
 
-std::vector<ShutdownRequest> select_requests(SQLite::Database& db, const std::string& where,
-                                             std::int64_t key);
-
-std::optional<ShutdownRequest> load_request(SQLite::Database& db, std::int64_t id);
-
-std::optional<ShutdownRequest> newest_open_request(SQLite::Database& db, std::int64_t agent_id);
-
 // The agent's pane supervisor, if it is still the process that was recorded and alive.
 std::optional<proc::Pidfd> live_supervisor(proc::Processes& processes, const AgentRecord& agent);
 
@@ -54,8 +45,6 @@ proc::TreeTarget agent_target(const std::filesystem::path& home, const AgentReco
 // Whether this process runs inside the tree of that supervisor (an ancestor of ours).
 bool inside_tree_of(const AgentRecord& agent);
 
-std::optional<AgentRecord> leader_of(Store& store, std::int64_t team_id);
-
 bool answered(ShutdownPhase phase);
 
 std::string seconds_text(milliseconds d);
@@ -67,13 +56,13 @@ Deadline deadline_after(const Clock& clock, milliseconds after);
 // A graceful request to `agent` (in the caller's transaction): the row, the shutdown_request
 // message in its inbox and the activity entry. `text` is the message; the agent's status is the
 // caller's business.
-ShutdownRequest request_shutdown(SQLite::Database& db, const TeamRecord& team, const Caller& caller,
+ShutdownRequest request_shutdown(Store& store, const TeamRecord& team, const Caller& caller,
                                  const AgentRecord& agent, const std::string& reason, EpochMs now,
                                  std::optional<Deadline> deadline, milliseconds grace,
                                  const std::optional<std::string>& reassign_to,
                                  const std::string& text, bool teardown);
 
 // An agent's row in teardown's result, from its newest request.
-TeardownRow teardown_row(SQLite::Database& db, const AgentRecord& agent);
+TeardownRow teardown_row(Store& store, const AgentRecord& agent);
 
 }  // namespace team::shutdown_parts

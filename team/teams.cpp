@@ -1,58 +1,19 @@
 #include "team/teams.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <sys/stat.h>
 
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "state/activity.hpp"
-#include "state/sql.hpp"
+#include "state/task_rows.hpp"
 #include "state/team_lock.hpp"
-#include "tasks/tasks.hpp"
+#include "state/teams.hpp"
 
 namespace team {
 
 namespace {
 
 constexpr size_t kMaxText = 1 << 20;  // 1 MiB, as for message texts (SPEC 5)
-
-const char* const kTeamColumns = R"sql(
-    t.id, t.name, t.description, t.cwd, t.leader, t.status, t.created_at, t.dissolved_at,
-    (SELECT count(*) FROM agents a WHERE a.team_id = t.id AND NOT a.is_leader
-                                     AND a.status <> 'terminated'),
-    (SELECT count(*) FROM agents a WHERE a.team_id = t.id AND NOT a.is_leader)
-)sql";
-
-// "SELECT <the team columns><rest>". Not inlined: GCC 12 warns falsely of array bounds
-// (-Warray-bounds) on chains of std::string operator+ once they are inlined here.
-[[gnu::noinline]] std::string select_teams(const char* rest) {
-    std::string sql = "SELECT ";
-    sql += kTeamColumns;
-    sql += rest;
-    return sql;
-}
-
-TeamRecord read_team(SQLite::Statement& row) {
-    TeamRecord t;
-    t.id = row.getColumn(0).getInt64();
-    t.name = row.getColumn(1).getString();
-    t.description = row.getColumn(2).getString();
-    t.cwd = row.getColumn(3).getString();
-    t.leader = row.getColumn(4).getString();
-    t.status = state_from<TeamState>(row.getColumn(5).getString());
-    t.created_at = row.getColumn(6).getInt64();
-    if (!row.getColumn(7).isNull()) t.dissolved_at = row.getColumn(7).getInt64();
-    t.live_agents = row.getColumn(8).getInt();
-    t.total_agents = row.getColumn(9).getInt();
-    return t;
-}
-
-std::vector<std::string> team_names(SQLite::Database& db) {
-    SQLite::Statement names(db, "SELECT DISTINCT name FROM teams ORDER BY name");
-    std::vector<std::string> out;
-    while (names.executeStep()) out.push_back(names.getColumn(0).getString());
-    return out;
-}
 
 }  // namespace
 
@@ -69,66 +30,37 @@ TeamRecord Teams::create(const CreateRequest& request) {
     std::string cwd = std::filesystem::canonical(request.cwd).string();
     EpochMs now = clock_.now();
 
-    std::int64_t id = store_.write([&] {
-        auto& db = store_.db();
-        SQLite::Statement exists(db, "SELECT 1 FROM teams WHERE name = ? AND status = 'active'");
-        exists.bind(1, request.name);
-        if (exists.executeStep()) {
-            throw refused("team " + quote(request.name) + " already exists");
-        }
-        SQLite::Statement insert(db, R"sql(
-            INSERT INTO teams (name, description, cwd, leader, created_at) VALUES (?, ?, ?, ?, ?)
-        )sql");
-        insert.bind(1, request.name);
-        insert.bind(2, request.description);
-        insert.bind(3, cwd);
-        insert.bind(4, request.leader);
-        insert.bind(5, now);
-        insert.exec();
-        std::int64_t team_id = db.getLastInsertRowid();
-        SQLite::Statement leader(db, R"sql(
-            INSERT INTO agents (team_id, name, role, is_leader, status, cwd, created_at)
-            VALUES (?, ?, 'leader', 1, 'active', ?, ?)
-        )sql");
-        leader.bind(1, team_id);
-        leader.bind(2, request.leader);
-        leader.bind(3, cwd);
-        leader.bind(4, now);
-        leader.exec();
-        append_activity(db, team_id, now, request.leader + "@" + request.name, "team_created",
-                        {{"description", request.description},
-                         {"cwd", cwd},
-                         {"leader", request.leader + "@" + request.name}});
-        return team_id;
-    });
-
     TeamRecord t;
-    t.id = id;
     t.name = request.name;
     t.description = request.description;
     t.cwd = cwd;
     t.leader = request.leader;
     t.status = TeamState::active;
     t.created_at = now;
+    t.id = store_.write([&] {
+        if (active_team_exists(store_, request.name)) {
+            throw refused("team " + quote(request.name) + " already exists");
+        }
+        std::int64_t team_id = insert_team(store_, t);
+        insert_leader(store_, team_id, request.leader, cwd, now);
+        append_activity(store_.db(), team_id, now, request.leader + "@" + request.name,
+                        "team_created",
+                        {{"description", request.description},
+                         {"cwd", cwd},
+                         {"leader", request.leader + "@" + request.name}});
+        return team_id;
+    });
     return t;
 }
 
 TeamRecord Teams::find(const std::string& name) {
     check_name(name, "team name");
-    auto& db = store_.db();
-    SQLite::Statement select(db, select_teams(R"sql(
-        FROM teams t WHERE t.name = ? ORDER BY t.status = 'active' DESC, t.id DESC LIMIT 1
-    )sql"));
-    select.bind(1, name);
-    if (select.executeStep()) return read_team(select);
-    throw team_not_found(name, team_names(db));
+    if (auto t = find_team(store_, name)) return *t;
+    throw team_not_found(name, team_names(store_));
 }
 
 std::optional<TeamRecord> Teams::find_by_id(std::int64_t id) {
-    SQLite::Statement select(store_.db(), select_teams(" FROM teams t WHERE t.id = ?"));
-    select.bind(1, id);
-    if (select.executeStep()) return read_team(select);
-    return std::nullopt;
+    return find_team_by_id(store_, id);
 }
 
 Error team_not_found(const std::string& name, const std::vector<std::string>& known) {
@@ -158,20 +90,7 @@ TeamRecord Teams::resolve(const std::optional<std::string>& name) {
 }
 
 std::vector<TeamRecord> Teams::list(bool include_dissolved) {
-    // Open tasks from the counts the triggers keep (tasks/tasks.hpp), in the same query.
-    std::string sql = select_teams(R"sql(,
-        (SELECT COALESCE(sum(c.n), 0) FROM task_counts c
-         WHERE c.team_id = t.id AND c.status IN ('pending', 'in_progress'))
-        FROM teams t)sql");
-    if (!include_dissolved) sql += " WHERE t.status = 'active'";
-    sql += " ORDER BY t.id";
-    SQLite::Statement select(store_.db(), sql);
-    std::vector<TeamRecord> teams;
-    while (select.executeStep()) {
-        teams.push_back(read_team(select));
-        teams.back().open_tasks = select.getColumn(10).getInt();
-    }
-    return teams;
+    return list_teams(store_, include_dissolved);
 }
 
 TeamStatus Teams::status(const TeamRecord& team) {
@@ -181,31 +100,22 @@ TeamStatus Teams::status(const TeamRecord& team) {
 }
 
 bool Teams::exists(const TeamRecord& team) {
-    SQLite::Statement select(store_.db(), "SELECT 1 FROM teams WHERE id = ?");
-    select.bind(1, team.id);
-    return select.executeStep();
+    return team_exists(store_, team.id);
 }
 
 void Teams::remove(const TeamRecord& team, const Caller& caller) {
     require_leader(caller, "delete the team");
     TeamLock lock(store_.home(), team.name);
     store_.write([&] {
-        auto& db = store_.db();
-        SQLite::Statement live(db, R"sql(
-            SELECT count(*) FROM agents WHERE team_id = ? AND NOT is_leader
-                                          AND status <> 'terminated'
-        )sql");
-        live.bind(1, team.id);
-        live.executeStep();
-        int n = live.getColumn(0).getInt();
+        int n = count_live_agents(store_, team.id);
         if (n > 0) {
             throw refused("team " + quote(team.name) + " has " + std::to_string(n) + " live agent" +
                           (n == 1 ? "" : "s") + "; stop them first with 'team teardown " +
                           team.name + "'");
         }
-        SQLite::Statement del(db, "DELETE FROM teams WHERE id = ?");
-        del.bind(1, team.id);
-        if (del.exec() == 0) throw not_found("team " + quote(team.name) + " not found");
+        if (!delete_team(store_, team.id)) {
+            throw not_found("team " + quote(team.name) + " not found");
+        }
     });
 }
 
@@ -220,15 +130,7 @@ Caller Teams::resolve_caller(const TeamRecord& team, const std::optional<std::st
         }
     }
     check_name(name, "agent name");
-    SQLite::Statement select(store_.db(), R"sql(
-        SELECT is_leader, id FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
-    )sql");
-    select.bind(1, team.id);
-    select.bind(2, name);
-    if (select.executeStep()) {
-        return Caller{name, team.name, select.getColumn(0).getInt() != 0,
-                      select.getColumn(1).getInt64()};
-    }
+    if (auto found = find_live_caller(store_, team, name)) return *found;
     throw not_found("caller " + quote(name) + " is not a live member of team " + quote(team.name) +
                     did_you_mean(name, live_member_names(store_.db(), team.id)));
 }

@@ -1,6 +1,5 @@
 #include "team/shutdown.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,7 +14,8 @@
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
-#include "state/sql.hpp"
+#include "state/members.hpp"
+#include "state/teams.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
 #include "tmux/server.hpp"
@@ -41,37 +41,19 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     EpochMs now = clock_.now();
     Deadline deadline_at = deadline_after(clock_, o.grace);
     store_.write([&] {
-        auto& db = store_.db();
-        SQLite::Statement active(db, "SELECT status FROM teams WHERE id = ?");
-        active.bind(1, team.id);
-        if (!active.executeStep() || active.getColumn(0).getString() != "active") {
+        if (!team_is_active(store_, team.id)) {
             throw refused("team " + quote(team.name) + " is already dissolved");
         }
         for (const auto& agent : live) {
             if (agent.status == AgentStatus::shutting_down) {
                 // Its open request keeps going, with teardown's deadline at the latest (a
                 // request from before schema 7 has its deadline on the wall clock only).
-                SQLite::Statement sooner(db, R"sql(
-                    UPDATE shutdown_requests
-                    SET force_at_boot = min(coalesce(force_at_boot,
-                                                     ?4 + coalesce(force_at, ?1) - ?1), ?4),
-                        force_at = min(coalesce(force_at, ?1), ?1),
-                        grace_ms = min(grace_ms, ?2)
-                    WHERE agent_id = ?3 AND closed_at IS NULL
-                )sql");
-                sooner.bind(1, deadline_at.wall);
-                sooner.bind(2, static_cast<std::int64_t>(kTeardownKillGrace.count()));
-                sooner.bind(3, agent.id);
-                sooner.bind(4, deadline_at.boot);
-                sooner.exec();
+                bring_deadline_forward(store_, agent.id, deadline_at.wall, deadline_at.boot,
+                                       static_cast<std::int64_t>(kTeardownKillGrace.count()));
                 continue;
             }
-            SQLite::Statement status(db,
-                                     "UPDATE agents SET status = 'shutting_down' WHERE id = ? "
-                                     "AND status = 'active'");
-            status.bind(1, agent.id);
-            status.exec();
-            request_shutdown(db, team, caller, agent, o.reason, now, deadline_at,
+            set_agent_shutting_down(store_, agent.id);
+            request_shutdown(store_, team, caller, agent, o.reason, now, deadline_at,
                              kTeardownKillGrace, std::nullopt,
                              "the team is being torn down by " + caller.id() +
                                  (o.reason.empty() ? std::string() : ": " + o.reason) +
@@ -89,7 +71,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
 
     auto report = [&](size_t i, const AgentRecord& agent) {
         reported[i] = true;
-        result.agents.push_back(teardown_row(store_.db(), agent));
+        result.agents.push_back(teardown_row(store_, agent));
         if (on_row) on_row(result.agents.back());
     };
 
@@ -152,16 +134,7 @@ void Shutdowns::force_all(const TeamRecord& team, const std::vector<AgentRecord>
     // Recorded first, so each end is recorded as force_killed.
     EpochMs forced = clock_.now();
     store_.write([&] {
-        for (const auto& agent : agents) {
-            SQLite::Statement up(store_.db(), R"sql(
-                UPDATE shutdown_requests SET forced_at = ?, closed_at = NULL
-                WHERE id = (SELECT max(id) FROM shutdown_requests WHERE agent_id = ?)
-                  AND forced_at IS NULL
-            )sql");
-            up.bind(1, forced);
-            up.bind(2, agent.id);
-            up.exec();
-        }
+        for (const auto& agent : agents) begin_force_newest(store_, agent.id, forced);
     });
     std::vector<proc::TreeTarget> targets;
     for (const auto& agent : agents) targets.push_back(agent_target(store_.home(), agent, false));
@@ -178,22 +151,11 @@ void Shutdowns::dissolve(const TeamRecord& team, const Caller& caller, const Tea
     store_.write([&] {
         auto& db = store_.db();
         EpochMs at = clock_.now();
-        SQLite::Statement dissolve(db,
-                                   "UPDATE teams SET status = 'dissolved', dissolved_at = ? "
-                                   "WHERE id = ? AND status = 'active'");
-        dissolve.bind(1, at);
-        dissolve.bind(2, team.id);
-        dissolve.exec();
+        mark_team_dissolved(store_, team.id, at);
         nlohmann::json details = {{"reason", o.reason}, {"agents", agents}, {"purged", o.purge}};
         if (o.purge) {
-            SQLite::Statement logs(db,
-                                   "SELECT log_file FROM agents WHERE team_id = ? AND "
-                                   "log_file IS NOT NULL");
-            logs.bind(1, team.id);
-            while (logs.executeStep()) purged_logs.push_back(logs.getColumn(0).getString());
-            SQLite::Statement del(db, "DELETE FROM teams WHERE id = ?");
-            del.bind(1, team.id);
-            del.exec();
+            purged_logs = agent_log_files(store_, team.id);
+            delete_team(store_, team.id);
             details["team"] = team.name;
             append_activity(db, std::nullopt, at, caller.id(), "team_dissolved", details);
         } else {

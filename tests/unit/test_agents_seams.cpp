@@ -68,7 +68,7 @@ struct World {
                 if (!now || !now->live()) return;
                 std::optional<std::string> name;
                 if (signal) name = proc::signal_name(signal);
-                finish_agent(store.db(), *now, clock.now(),
+                finish_agent(store, *now, clock.now(),
                              {"exited",
                               signal ? std::nullopt : std::optional<int>(0),
                               name,

@@ -199,7 +199,7 @@ struct Fixture {
         auto result = shutdowns.kill(team, lead, o);
         REQUIRE(result.success);
         REQUIRE(str(result.phase) == "requested");
-        auto open = open_requests(store.db(), team.id);
+        auto open = open_requests(store, team.id);
         for (const auto& r : open) {
             if (std::to_string(r.id) == result.request_id) return r;
         }
@@ -209,7 +209,7 @@ struct Fixture {
 
     // What the supervisor does when its agent's process ended: finish_agent in one transaction.
     bool finish(const AgentRecord& agent, const Termination& natural) {
-        return store.write([&] { return finish_agent(store.db(), agent, clock.now(), natural); });
+        return store.write([&] { return finish_agent(store, agent, clock.now(), natural); });
     }
 
     static Termination exited(const std::string& actor, int code = 0) {
@@ -381,7 +381,7 @@ TEST_CASE("shutdown: finish_agent after an approval records a confirmed end and 
     CHECK(entries[0]["details"]["exitReason"] == "confirmed");
     CHECK(fx.activity("agent_exited").empty());
     CHECK(fx.activity("agent_force_killed").empty());
-    CHECK(open_requests(fx.store.db(), fx.team.id).empty());
+    CHECK(open_requests(fx.store, fx.team.id).empty());
 
     auto before = fx.snapshot();
     CHECK_FALSE(fx.finish(fx.record("w"), Fixture::exited("w@web")));
@@ -491,7 +491,7 @@ TEST_CASE("shutdown: finish_agent of an unanswered request keeps the natural rea
     REQUIRE(exits.size() == 1);
     CHECK(exits[0]["details"]["requestId"] == std::to_string(open.id));
     CHECK(fx.leader_inbox("shutdown_confirmed").empty());
-    CHECK(open_requests(fx.store.db(), fx.team.id).empty());
+    CHECK(open_requests(fx.store, fx.team.id).empty());
 }
 
 TEST_CASE("shutdown: finish_agent hands the tasks to reassign_to only when that member is live",
@@ -689,7 +689,7 @@ TEST_CASE("shutdown: agent_stop_plan: a --force-after deadline holds after a rej
     auto row = fx.row(request.id);
     CHECK(row.forced_at == std::optional<EpochMs>(kStart + 10'000));
     CHECK_FALSE(row.closed_at);
-    REQUIRE(open_requests(fx.store.db(), fx.team.id).size() == 1);
+    REQUIRE(open_requests(fx.store, fx.team.id).size() == 1);
 
     fx.clock.t += 200;
     CHECK(fx.finish(fx.record("w"), Fixture::exited("w@web", 0)));

@@ -742,7 +742,7 @@ TEST_CASE("an agent marked terminated has its tasks handed back, in the activity
 
     fx.clock.t += 10;
     bool marked = fx.store.write([&] {
-        return mark_terminated(fx.store.db(), record, fx.clock.now(),
+        return mark_terminated(fx.store, record, fx.clock.now(),
                                {"exited", 0, std::nullopt, "alice@web", {}, {}})
             .has_value();
     });
@@ -768,7 +768,7 @@ TEST_CASE("an agent marked terminated has its tasks handed back, in the activity
     // A second termination of the same record does nothing.
     auto before = fx.snapshot();
     CHECK_FALSE(fx.store.write([&] {
-        return mark_terminated(fx.store.db(), record, fx.clock.now(),
+        return mark_terminated(fx.store, record, fx.clock.now(),
                                {"lost", std::nullopt, std::nullopt, "team", {}, {}})
             .has_value();
     }));
@@ -777,7 +777,7 @@ TEST_CASE("an agent marked terminated has its tasks handed back, in the activity
     // An agent without open tasks: reassignedTasks is empty and no tasks_reassigned entry.
     auto bob_record = fx.record("bob");
     fx.store.write([&] {
-        mark_terminated(fx.store.db(), bob_record, fx.clock.now(),
+        mark_terminated(fx.store, bob_record, fx.clock.now(),
                         {"force_killed", std::nullopt, std::string("SIGKILL"), "lead@web", {}, {}});
     });
     CHECK(fx.activity("agent_exited").size() == 1);
@@ -874,7 +874,7 @@ TEST_CASE("a caller terminated after it was looked up cannot take a task", "[tas
     fx.add("two");
     auto record = fx.record("alice");
     fx.store.write([&] {
-        mark_terminated(fx.store.db(), record, fx.clock.now(),
+        mark_terminated(fx.store, record, fx.clock.now(),
                         {"force_killed", std::nullopt, std::string("SIGKILL"), "lead@web", {}, {}});
     });
     auto before = fx.snapshot();
@@ -950,7 +950,7 @@ TEST_CASE("the kept task counts always equal the tasks, through every kind of ch
     fx.list.update(fx.team, fx.lead, "4", TaskChange{{}, {}, false, std::string("renamed"), {}});
     check();
     fx.store.write([&] {
-        mark_terminated(fx.store.db(), fx.record("alice"), fx.clock.now(),
+        mark_terminated(fx.store, fx.record("alice"), fx.clock.now(),
                         {"exited", 0, std::nullopt, "alice@web", {}, {}});
     });
     check();
