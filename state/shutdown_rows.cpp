@@ -176,9 +176,10 @@ void bring_deadline_forward(Store& store, std::int64_t agent_id, EpochMs force_a
 
 void begin_force_newest(Store& store, std::int64_t agent_id, EpochMs at) {
     SQLite::Statement up(store.db(), R"sql(
-        UPDATE shutdown_requests SET forced_at = ?, closed_at = NULL
-        WHERE id = (SELECT max(id) FROM shutdown_requests WHERE agent_id = ?)
+        UPDATE shutdown_requests SET forced_at = ?1, closed_at = NULL
+        WHERE id = (SELECT max(id) FROM shutdown_requests WHERE agent_id = ?2)
           AND forced_at IS NULL
+          AND EXISTS (SELECT 1 FROM agents WHERE id = ?2 AND status <> 'terminated')
     )sql");
     up.bind(1, at);
     up.bind(2, agent_id);

@@ -78,7 +78,9 @@ void mark_request_confirmed(Store& store, std::int64_t id, EpochMs at);
 // and a grace of `grace_ms` at most (teardown over a request already open).
 void bring_deadline_forward(Store& store, std::int64_t agent_id, EpochMs force_at,
                             std::int64_t force_at_boot, std::int64_t grace_ms);
-// Force begins at `at` on the agent's newest request (reopened if closed), unless it had begun.
+// Force begins at `at` on the agent's newest request (reopened if closed), unless it had begun
+// or the agent is terminated: teardown forces the agents it listed, and one may have ended since
+// (its requests closed with it); reopening one would leave a terminated agent's request open.
 void begin_force_newest(Store& store, std::int64_t agent_id, EpochMs at);
 // Force begins at `at` on request `id` (reopened if closed), unless it had begun or its agent is
 // terminated.

@@ -552,3 +552,35 @@ TEST_CASE("shutdown rows: closed with the tasks handed back", "[repo][shutdown]"
     CHECK(find_request(h.store, d)->closed_at == kStart + 30);
     CHECK(find_request(h.store, a)->closed_at == kStart + 10);
 }
+
+TEST_CASE(
+    "shutdown rows: force begun on a live agent's newest request, never reopening a "
+    "terminated agent's",
+    "[repo][shutdown]") {
+    Home h;
+    auto alice = h.member("alice");
+    auto bob = h.member("bob");
+    auto to_alice = h.store.write(
+        [&] { return insert_graceful_request(h.store, graceful_to(h, alice, kStart)); });
+    auto to_bob = h.store.write(
+        [&] { return insert_graceful_request(h.store, graceful_to(h, bob, kStart)); });
+
+    // Bob ended (confirmed) before a teardown that had listed him forced the agents it listed:
+    // his closed request stays closed.
+    h.store.write([&] {
+        mark_request_confirmed(h.store, to_bob, kStart + 1);
+        CHECK(mark_agent_terminated(h.store, bob.id, {kStart + 2, "confirmed", 0, std::nullopt}));
+        close_requests(h.store, bob.id, false, kStart + 2, {});
+    });
+    h.store.write([&] {
+        begin_force_newest(h.store, alice.id, kStart + 3);
+        begin_force_newest(h.store, bob.id, kStart + 3);
+    });
+    CHECK(find_request(h.store, to_alice)->forced_at == kStart + 3);
+    auto b = find_request(h.store, to_bob);
+    CHECK_FALSE(b->forced_at);
+    CHECK(b->closed_at == kStart + 2);
+    auto open = open_requests(h.store, h.team.id);
+    REQUIRE(open.size() == 1);
+    CHECK(open[0].id == to_alice);
+}
