@@ -67,15 +67,15 @@ std::vector<std::string> split_command_line(const CLI::App& app, int argc, char*
 }
 
 void command_argument(CLI::App* cmd, std::vector<std::string>& argv, const std::string& name,
-                      const std::string& description) {
+                      const std::string& description, bool required) {
     g_command_takers.push_back(cmd);
     cmd->add_option(name, argv,
                     description.empty()
                         ? "the command and its arguments, executed as given (never through a shell)"
                         : description);
-    cmd->parse_complete_callback([cmd, &argv, name] {
+    cmd->parse_complete_callback([cmd, &argv, name, required] {
         if (g_after_dashes) argv.insert(argv.end(), g_after_dashes->begin(), g_after_dashes->end());
-        if (argv.empty()) {
+        if (argv.empty() && required) {
             std::string path = cmd->get_name();
             for (auto* p = cmd->get_parent(); p && p->get_parent(); p = p->get_parent())
                 path = p->get_name() + " " + path;

@@ -17,9 +17,11 @@ std::string text_argument(const std::string& value);
 // Declares the CMD [ARGS...] of a command that runs one (run, spawn, shell start). Everything
 // after the first "--" of the command line is taken verbatim, never seen by CLI11 (which reads
 // an argument like "[a,b]" as a list); without "--", the words after the options are CMD.
-// `name` and `description` default to CMD's (an argv executed as given).
+// `name` and `description` default to CMD's (an argv executed as given). When `required`, no
+// CMD is a usage error naming it (spawn's is not: a preset gives its program).
 void command_argument(CLI::App* cmd, std::vector<std::string>& argv,
-                      const std::string& name = "CMD", const std::string& description = "");
+                      const std::string& name = "CMD", const std::string& description = "",
+                      bool required = true);
 
 // Called once with the whole command line, before parsing: keeps what follows the first "--"
 // for command_argument and returns the arguments CLI11 should parse.

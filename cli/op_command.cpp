@@ -75,7 +75,8 @@ CLI::App* add_operation(CLI::App& parent, const ops::Operation& op, Printer prin
                 option = cmd->add_flag(flag, slots->flags[name], help);
                 break;
             case ops::Type::command:
-                command_argument(cmd, slots->lists[name], std::string(p.placeholder), help);
+                command_argument(cmd, slots->lists[name], std::string(p.placeholder), help,
+                                 p.required);
                 break;
             case ops::Type::strings:
             case ops::Type::integers:

@@ -170,7 +170,8 @@ const Param kCommandString{
     .name = "command",
     .type = Type::command,
     .help = "bash code, after --: the words are joined with spaces; - reads it from stdin",
-    .placeholder = "COMMAND-STRING"};
+    .placeholder = "COMMAND-STRING",
+    .required = true};
 
 }  // namespace
 
