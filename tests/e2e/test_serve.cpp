@@ -38,8 +38,9 @@ std::size_t activity_count(const AgentsHome& h) {
 
 }  // namespace
 
-TEST_CASE("serve: the token by Bearer or by the cookie of /?token=, else 401; Host and CSRF",
-          "[serve]") {
+TEST_CASE(
+    "serve: the token by Bearer or by the cookie of /?token= else 401 and the Host and CSRF checks",
+    "[serve]") {
     AgentsHome h("srv-auth");
     Serve s(h);
     int port = s.port();
@@ -86,7 +87,7 @@ TEST_CASE("serve: the token by Bearer or by the cookie of /?token=, else 401; Ho
     h.finish();
 }
 
-TEST_CASE("serve: the same JSON as the command line for list, status and agents", "[serve]") {
+TEST_CASE("serve: the same JSON as the command line for list and status and agents", "[serve]") {
     AgentsHome h("srv-same");
     h.spawn("w1", {"sleep", "300"});
     Serve s(h);
@@ -214,7 +215,7 @@ TEST_CASE("serve: the execution routes answer by the operations they name", "[se
     h.finish();
 }
 
-TEST_CASE("serve: events of commits by other processes, resumed with Last-Event-ID", "[serve]") {
+TEST_CASE("serve: events of commits by other processes resumed with Last-Event-ID", "[serve]") {
     AgentsHome h("srv-events");
     Serve s(h);
     EventStream stream(s.port(), "/api/events", s.auth());
@@ -252,7 +253,7 @@ TEST_CASE("serve: events of commits by other processes, resumed with Last-Event-
     h.finish();
 }
 
-TEST_CASE("serve: garbage, oversized bodies and slow clients do not stop it", "[serve]") {
+TEST_CASE("serve: garbage and oversized bodies and slow clients do not stop it", "[serve]") {
     AgentsHome h("srv-robust");
     Serve s(h, {}, {{"TEAM_SERVE_HEADER_TIMEOUT_MS", "500"}});
     int port = s.port();
@@ -354,7 +355,7 @@ TEST_CASE("serve: a kill through the API ends the agent's whole tree", "[serve]"
     h.finish();
 }
 
-TEST_CASE("serve: SIGTERM stops it within a second, streams and waits open", "[serve]") {
+TEST_CASE("serve: SIGTERM stops it within a second with streams and waits open", "[serve]") {
     AgentsHome h("srv-term");
     Serve s(h);
     EventStream stream(s.port(), "/api/events", s.auth());
@@ -372,7 +373,7 @@ TEST_CASE("serve: SIGTERM stops it within a second, streams and waits open", "[s
     h.finish();
 }
 
-TEST_CASE("serve: a port in use is a clear error; --url names the running one", "[serve]") {
+TEST_CASE("serve: a port in use is a clear error and --url names the running one", "[serve]") {
     AgentsHome h("srv-port");
     auto none = h.run({"serve", "--url"});
     CHECK(none.exit_code == 3);
