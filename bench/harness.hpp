@@ -77,5 +77,7 @@ std::vector<Figure> session_figures(const std::string& team);
 std::vector<Figure> mcp_figures(const std::string& team);
 // Every listing on one home of 10 teams, 200 agents, 1M messages, 100k tasks (scale.cpp).
 std::vector<Figure> scale_figures(const std::string& team);
+// team serve: a read with 50 event streams open, a commit's event at a stream (serve.cpp).
+std::vector<Figure> serve_figures(const std::string& team);
 
 }  // namespace bench
