@@ -171,7 +171,7 @@ function onEvent(ev) {
   const type = row.type ?? ev.type;
   const team = typeof row.team === 'object' && row.team ? row.team.name : row.team;
   if (team && team !== state.team) return markStale('teams');
-  if (!team && /^(shell|execution|session)_/.test(type)) return markStale('executions');
+  // Rows of no team (a shell started outside any team) are home-wide: shown in every feed.
   if (row.id !== undefined) activity.add(row);
   const parts = partsFor(type);
   if (log.name && String(row.details?.agentId ?? '').split('@')[0] === log.name) parts.push('log');

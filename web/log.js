@@ -14,11 +14,14 @@ export class LogPanel {
   constructor(ctx) {
     this.ctx = ctx; // {team(), onClose()}
     this.name = null;
-    this.screen = true; // until the server says it has no screen view
     this.last = null;
     this.inFlight = false;
     this.timer = null;
     $('log-close').addEventListener('click', () => this.close());
+    $('log-screen').addEventListener('change', () => {
+      this.last = null;
+      this.refresh();
+    });
   }
 
   open(name) {
@@ -41,13 +44,20 @@ export class LogPanel {
 
   async fetchLog() {
     const base = teamPath(this.ctx.team(), 'agents', this.name, 'logs') + `?lines=${LINES}`;
-    if (this.screen) {
+    const wantScreen = $('log-screen');
+    if (wantScreen.checked) {
       try {
         return { doc: await api(base + '&screen=1'), mode: 'screen' };
       } catch (e) {
-        // no screen view here (or the pane is gone): the plain log says what it showed
-        if (e.status !== 400 && e.status !== 404 && e.status !== 409) throw e;
-        if (e.status === 400) this.screen = false;
+        if (e.status === 400) {
+          // this server has no screen view (an unknown parameter): the log it is, from now on
+          wantScreen.checked = false;
+          wantScreen.disabled = true;
+          wantScreen.parentElement.title = 'This server has no screen view';
+        } else if (e.status !== 404 && e.status !== 409) {
+          throw e;
+        }
+        // 404/409: the pane is gone; its log still says what it showed
       }
     }
     return { doc: await api(base), mode: 'log' };
