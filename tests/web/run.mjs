@@ -27,6 +27,22 @@ function webTest(name, fn, options = {}) {
   });
 }
 
+// The ANSI parser of the log panel, without a browser.
+test('ansi: SGR colours become styled runs, every other escape and control character is dropped', async () => {
+  const { parseAnsi } = await import('../../web/ansi.js');
+  const runs = parseAnsi('\x1b[1;31mred\x1b[0m <b>&\r\nx\x1b[38;5;208mo\x1b[38;2;1;2;3mt\x1b[2J\x1b]0;title\x07!\x1b[39;7mi\x07\r\nabc\rde');
+  assert.deepEqual(runs.map((r) => [r.text, r.fg, r.bold, r.inverse]), [
+    ['red', 1, true, false],
+    [' <b>&\nx', null, false, false],
+    ['o', 208, false, false],
+    ['t!', [1, 2, 3], false, false],
+    ['i\nde', null, false, true],
+  ]);
+  // Bright colours, backgrounds, resets one by one, a malformed 38.
+  const more = parseAnsi('\x1b[92;104mA\x1b[22;49mB\x1b[38;9mC\x1b[mD');
+  assert.deepEqual(more.map((r) => [r.text, r.fg, r.bg]), [['A', 10, 12], ['BC', 10, null], ['D', null, null]]);
+});
+
 const row = (page, name) => page.locator(`#agents-body tr[data-agent="${name}"]`);
 
 webTest('the token opens the page, is traded for an HttpOnly cookie and leaves the URL', async (home) => {
