@@ -162,6 +162,7 @@ function openLog(name) {
 
 // What an activity type touches. Unknown types touch everything of the team.
 function partsFor(type) {
+  if (type === 'message_sent') return [];
   if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks'];
   if (/^tasks?_/.test(type)) return ['tasks', 'teams', 'status'];
   if (/^(shell|execution|session)_/.test(type)) return ['executions'];
@@ -183,8 +184,14 @@ function onEvent(ev) {
   if (row.id !== undefined) activity.add(row);
   const parts = partsFor(type);
   if (log.name && String(row.details?.agentId ?? '').split('@')[0] === log.name) parts.push('log');
-  if (inboxes.isOpen() && /^(agent|shutdown)_/.test(type)) parts.push('inboxes');
   markStale(...parts);
+  // Inboxes: the recipients of a send, or the agent and the leader of a shutdown step.
+  if (inboxes.isOpen()) {
+    const leader = String(state.status?.leader ?? 'leader').split('@')[0];
+    const agent = String(row.details?.agentId ?? '').split('@')[0];
+    if (type === 'message_sent') inboxes.refresh([].concat(row.details?.to ?? []).map(String)).catch(report);
+    else if (/^shutdown_/.test(type) && agent) inboxes.refresh([agent, leader]).catch(report);
+  }
 }
 
 // EventSource delivers an event named by its `event:` line only to listeners of that name.

@@ -181,14 +181,19 @@ export class InboxesPanel {
     this.list.render(this.members);
   }
 
-  // Unread counts, four requests at a time, only while the panel is open (no message is an
-  // activity event, so this also runs on a modest interval).
-  async refresh() {
-    if (!this.isOpen() || this.loading) return;
+  // Unread counts of `names` (all members when not given), four requests at a time, only while
+  // the panel is open. A send is an activity event (message_sent, with its recipients); reading
+  // is not, so this also runs on a modest interval.
+  async refresh(names = null) {
+    if (!this.isOpen()) return;
+    if (this.loading) {
+      this.again = names && this.again !== true ? [...(this.again || []), ...names] : true;
+      return;
+    }
     this.loading = true;
     const team = this.ctx.team();
     try {
-      const queue = [...this.members];
+      const queue = names ? this.members.filter((m) => names.includes(m)) : [...this.members];
       const worker = async () => {
         while (queue.length) {
           const m = queue.shift();
@@ -205,9 +210,15 @@ export class InboxesPanel {
       let total = 0;
       for (const n of this.unread.values()) total += n;
       setText($('inbox-count'), total ? `${total} unread` : '');
-      if (this.openName) await this.loadMessages();
+      if (this.openName && (!names || names.includes(this.openName))) await this.loadMessages();
     } finally {
       this.loading = false;
+    }
+    // Asked again while it ran: once more, for what was asked.
+    if (this.again) {
+      const again = this.again;
+      this.again = null;
+      await this.refresh(again === true ? null : again);
     }
   }
 

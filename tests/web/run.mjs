@@ -80,6 +80,12 @@ webTest('an agent spawned from the command line appears, and changes, without a 
   await home.teamOk(['task', 'add', 'write the parser', '--owner', 'w1', '--json']);
   await page.locator('#tasks-list li', { hasText: 'write the parser' }).waitFor();
   await until(async () => (await row(page, 'w1').locator('td.num').textContent()) === '1', 'the tasks column to say 1');
+  // A message sent from the command line raises the recipient's unread count in the open panel.
+  await page.locator('#inbox-panel > summary').click();
+  const badge = page.getByRole('button', { name: 'Open the inbox of w1' }).locator('.unread');
+  await until(async () => (await badge.textContent()) === '0 unread', 'the inbox of w1 to be counted');
+  await home.teamOk(['send', 'w1', 'take task 1', '--json']);
+  await until(async () => (await badge.textContent()) === '1 unread', 'the unread count of w1 to be 1');
   // A graceful stop from the command line turns the row to shutting_down.
   await home.teamOk(['kill-agent', 'w1', '--json']);
   await row(page, 'w1').locator('.st-shutting_down').waitFor();
