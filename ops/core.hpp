@@ -23,6 +23,9 @@ struct Identity {
     std::optional<std::string> home;  // else TEAM_HOME, else the default (state/home)
     std::optional<std::string> team;  // else the team of `as` (name@team), else the only live one
     std::optional<std::string> as;    // an agent's name or name@team; else the leader
+    // The face a request came through when the activity log should say so ("web": team serve);
+    // every entry the operation writes gets details.via (state/activity.hpp).
+    std::optional<std::string> via = std::nullopt;
 };
 
 class Core {

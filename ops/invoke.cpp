@@ -4,6 +4,7 @@
 #include "base/duration.hpp"
 #include "base/names.hpp"
 #include "ops/operation.hpp"
+#include "state/activity.hpp"
 #include "team/agents.hpp"
 
 namespace team::ops {
@@ -193,6 +194,7 @@ Result error_result(const Operation& op, const nlohmann::json& values, const Err
 
 Result invoke(Core& core, const Operation& op, const nlohmann::json& values, Naming naming,
               Progress progress) {
+    ActivityVia via(core.identity().via);
     std::optional<Args> args;
     try {
         try {

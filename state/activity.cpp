@@ -5,9 +5,33 @@
 
 namespace team {
 
+namespace {
+thread_local const std::string* t_via = nullptr;
+}
+
+ActivityVia::ActivityVia(const std::optional<std::string>& via) : previous_(t_via) {
+    if (via) t_via = &*via;
+}
+
+ActivityVia::~ActivityVia() {
+    t_via = previous_;
+}
+
+std::int64_t last_activity_id(SQLite::Database& db) {
+    SQLite::Statement select(db, "SELECT COALESCE(MAX(id), 0) FROM activity");
+    select.executeStep();
+    return select.getColumn(0).getInt64();
+}
+
 void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, EpochMs at,
                      const std::string& actor, const std::string& type,
-                     const nlohmann::json& details) {
+                     const nlohmann::json& given) {
+    nlohmann::json marked;
+    if (t_via && given.is_object()) {
+        marked = given;
+        marked["via"] = *t_via;
+    }
+    const nlohmann::json& details = marked.is_null() ? given : marked;
     SQLite::Statement insert(
         db, "INSERT INTO activity (team_id, at, actor, type, details) VALUES (?, ?, ?, ?, ?)");
     bind_or_null(insert, 1, team_id);

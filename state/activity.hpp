@@ -25,10 +25,28 @@ struct ActivityEntry {
     nlohmann::json details = nlohmann::json::object();
 };
 
-// `team_id` none: an entry of the home itself (a shell started outside any team).
+// `team_id` none: an entry of the home itself (a shell started outside any team). While an
+// ActivityVia is alive on this thread, `details` also gets "via" (the face the request came
+// through, "web" for `team serve`), so the log shows where a change was asked for.
 void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, EpochMs at,
                      const std::string& actor, const std::string& type,
                      const nlohmann::json& details);
+
+// Marks every entry this thread appends while it lives as asked for through `via` (none: no
+// mark). The HTTP API sets it around each operation it runs; faces that say nothing add nothing.
+class ActivityVia {
+  public:
+    explicit ActivityVia(const std::optional<std::string>& via);
+    ~ActivityVia();
+    ActivityVia(const ActivityVia&) = delete;
+    ActivityVia& operator=(const ActivityVia&) = delete;
+
+  private:
+    const std::string* previous_;
+};
+
+// The id of the newest entry of the home; 0 when there is none.
+std::int64_t last_activity_id(SQLite::Database& db);
 
 struct ActivityQuery {
     std::optional<std::string> type;

@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "base/text.hpp"
+#include "state/activity.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
 #include "state/messages.hpp"
@@ -144,6 +145,15 @@ std::vector<Message> Messages::send(const TeamRecord& team, const Caller& caller
             sent.push_back(post_message(store_.db(), team, caller.name, r, request.type,
                                         request.text, data, now));
         }
+        // One entry per send, so a live view (team serve's event stream) learns of new
+        // messages; the text stays in the inbox.
+        nlohmann::json ids = nlohmann::json::array(), to = nlohmann::json::array();
+        for (const auto& m : sent) {
+            ids.push_back(m.id);
+            to.push_back(m.to);
+        }
+        append_activity(store_.db(), team.id, now, caller.id(), "message_sent",
+                        {{"ids", ids}, {"to", to}, {"type", request.type}});
         return sent;
     });
 }
