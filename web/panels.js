@@ -262,7 +262,7 @@ export function describe(row) {
   const d = row.details ?? {};
   const parts = [];
   for (const k of ['agentId', 'execution_id', 'shellId', 'shell_id', 'taskId', 'subject', 'owner', 'status', 'phase',
-    'exitReason', 'exitCode', 'returncode', 'signal', 'reason', 'reassignedTasks', 'requestId']) {
+    'exitReason', 'exitCode', 'returncode', 'signal', 'reason', 'reassignedTasks', 'requestId', 'to', 'ids']) {
     const v = d[k];
     if (v === undefined || v === null || v === '' || (Array.isArray(v) && !v.length)) continue;
     parts.push(`${k}=${Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : v}`);
@@ -281,7 +281,7 @@ export class ActivityPanel {
         const details = describe(r);
         return h('li', { dataset: { type: r.type, id: r.id } },
           h('span.type', null, r.type),
-          h('span.when', null, `${r.actor ?? ''} · `, timeEl(r.at, 'span')),
+          h('span.when', null, `${r.actor ?? ''}${r.details?.via ? ` via ${r.details.via}` : ''} · `, timeEl(r.at, 'span')),
           details ? h('span.details', { title: details }, details) : null);
       },
       update: () => {},

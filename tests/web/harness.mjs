@@ -134,7 +134,8 @@ export class Home {
 
   // Starts `team serve` on a free port (--listen 127.0.0.1:0) and waits for the address it prints.
   async serve(extra = []) {
-    const child = spawn(TEAM, ['serve', '--listen', '127.0.0.1:0', ...extra], {
+    const listen = extra.includes('--listen') ? [] : ['--listen', '127.0.0.1:0'];
+    const child = spawn(TEAM, ['serve', ...listen, ...extra], {
       env: this.env(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -160,6 +161,19 @@ export class Home {
     this.url = url;
     this.origin = new URL(url).origin;
     return url;
+  }
+
+  // SIGTERM to `team serve` (SIGKILL if it has not ended within 3 s).
+  async stopServer() {
+    const server = this.server;
+    if (!server || server.exitCode !== null || server.signalCode !== null) return;
+    const ended = new Promise((r) => server.once('exit', r));
+    server.kill('SIGTERM');
+    await Promise.race([ended, sleep(3000)]);
+    if (server.exitCode === null && server.signalCode === null) {
+      server.kill('SIGKILL');
+      await ended;
+    }
   }
 
   // A page of a fresh browser context, watched: console errors, page errors and every request.
@@ -201,12 +215,7 @@ export class Home {
       console.error(`# screenshot of the failed test: ${file}`);
     }
     for (const c of this.contexts) await c.close().catch(() => {});
-    if (this.server && this.server.exitCode === null && this.server.signalCode === null) {
-      const ended = new Promise((r) => this.server.once('exit', r));
-      this.server.kill('SIGTERM');
-      await Promise.race([ended, sleep(3000)]);
-      if (this.server.exitCode === null && this.server.signalCode === null) this.server.kill('SIGKILL');
-    }
+    await this.stopServer();
     // Shells still running are killed; the home's agents (and its tmux server) end with a
     // teardown of each team.
     for (const sh of (await this.team(['shell', 'list', '--json'])).json ?? []) {

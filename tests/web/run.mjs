@@ -204,3 +204,20 @@ webTest('a home of 200 agents renders, and one change touches one row', async (h
   await page.locator('#agent-filter').fill('a19');
   await until(async () => (await page.locator('#agents-body tr').count()) === 10, 'the filter to leave 10 rows');
 }, { timeout: 300000 });
+
+webTest('the indicator says when the stream is down, and the page catches up when it is back', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.serve();
+  const { page } = await home.open();
+  await page.locator('#conn.conn-live').waitFor();
+  const port = new URL(home.origin).port;
+  await home.stopServer();
+  await page.locator('#conn:not(.conn-live)').waitFor();
+  // A change while the page cannot hear of it, then the server back on the same port.
+  await home.teamOk(['spawn', 'w1', '--json', '--', 'sleep', '1000']);
+  await home.serve(['--listen', `127.0.0.1:${port}`]);
+  await page.locator('#conn.conn-live').waitFor({ timeout: 20000 });
+  await row(page, 'w1').locator('.st-active').waitFor();
+  // The browser's failed attempts while the server was away.
+  home.allowedConsole.push(/ERR_CONNECTION_REFUSED|net::ERR_|Failed to load resource/);
+});
