@@ -169,6 +169,7 @@ int run(int argc, char** argv) {
         {"run", add_run_command},           {"__supervise", add_supervise_command},
         {"__agent", add_supervise_command},  // declares both hidden commands
         {"mcp", add_mcp_command},            // the MCP server (mcp/)
+        {"serve", add_serve_command},        // the HTTP API and dashboard (http/)
     };
     const Command* only = nullptr;
     if (auto word = command_word(argc, argv); word && !help_before_command(argc, argv)) {

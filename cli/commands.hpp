@@ -28,5 +28,6 @@ void add_shutdown_command(CLI::App& app);
 void add_teardown_command(CLI::App& app);
 void add_session_command(CLI::App& app);
 void add_mcp_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace team::cli

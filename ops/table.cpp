@@ -22,6 +22,7 @@ const std::array kTable{
     &exec_in_session_op, &start_in_session_op, &list_sessions_op,   &show_session_op,
     &close_session_op,
     &list_activity_op,
+    &show_agent_op,
 };
 // clang-format on
 

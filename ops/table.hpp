@@ -9,6 +9,7 @@ namespace team::ops {
 
 extern const Operation create_team_op, list_teams_op, team_status_op, delete_team_op;
 extern const Operation spawn_agent_op, list_agents_op, attach_op, agent_logs_op, prompt_agent_op;
+extern const Operation show_agent_op;  // the HTTP API's GET of one agent
 extern const Operation send_message_op, read_inbox_op, ack_messages_op;
 extern const Operation add_task_op, list_tasks_op, show_task_op, claim_task_op, update_task_op,
     complete_task_op;

@@ -1,0 +1,144 @@
+#include "http/auth.hpp"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "proc/process_table.hpp"
+
+namespace team::http {
+
+namespace {
+
+std::string trim(std::string_view s) {
+    auto b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return {};
+    auto e = s.find_last_not_of(" \t");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+bool is_token(const std::string& s) {
+    return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// Writes `text` to `path` with mode 0600 through a temporary file and a rename, so a reader
+// never sees half of it.
+void write_private(const std::filesystem::path& path, const std::string& text) {
+    auto tmp = path;
+    tmp += ".tmp." + std::to_string(::getpid());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) throw failed("cannot write " + tmp.string());
+    bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ok = ::fsync(fd) == 0 && ok;
+    ::close(fd);
+    if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        throw failed("cannot write " + path.string());
+    }
+}
+
+}  // namespace
+
+std::string load_or_create_token(const std::filesystem::path& home) {
+    auto path = home / "serve.token";
+    {
+        std::ifstream in(path);
+        std::string token;
+        if (in && std::getline(in, token) && is_token(token)) return token;
+    }
+    unsigned char bytes[32];
+    if (::getrandom(bytes, sizeof bytes, 0) != sizeof bytes) throw failed("getrandom failed");
+    static const char* hex = "0123456789abcdef";
+    std::string token;
+    for (unsigned char b : bytes) {
+        token.push_back(hex[b >> 4]);
+        token.push_back(hex[b & 15]);
+    }
+    write_private(path, token + "\n");
+    return token;
+}
+
+bool same_token(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    }
+    // volatile-free but branch-free until here; the compiler cannot shortcut an OR over all.
+    return diff == 0;
+}
+
+std::optional<std::string> bearer_token(std::string_view authorization) {
+    auto value = trim(authorization);
+    if (value.size() < 7) return std::nullopt;
+    std::string scheme = value.substr(0, 7);
+    for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (scheme != "bearer ") return std::nullopt;
+    return trim(std::string_view(value).substr(7));
+}
+
+std::optional<std::string> cookie_value(std::string_view cookie_header, std::string_view name) {
+    std::size_t i = 0;
+    while (i < cookie_header.size()) {
+        auto end = cookie_header.find(';', i);
+        if (end == std::string_view::npos) end = cookie_header.size();
+        auto pair = cookie_header.substr(i, end - i);
+        auto eq = pair.find('=');
+        if (eq != std::string_view::npos && trim(pair.substr(0, eq)) == name) {
+            return trim(pair.substr(eq + 1));
+        }
+        i = end + 1;
+    }
+    return std::nullopt;
+}
+
+bool host_allowed(std::string_view host, std::string_view listen_host) {
+    std::string h = trim(host);
+    // Strip the port: after the last ':' unless it is inside an IPv6 literal's brackets.
+    if (!h.empty() && h.front() == '[') {
+        auto close = h.find(']');
+        if (close == std::string::npos) return false;
+        h = h.substr(0, close + 1);
+    } else if (auto colon = h.rfind(':'); colon != std::string::npos) {
+        h = h.substr(0, colon);
+    }
+    for (auto& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (h == "localhost" || h == "127.0.0.1" || h == "[::1]") return true;
+    return !listen_host.empty() && h == listen_host;
+}
+
+void write_serve_record(const std::filesystem::path& home, const ServeRecord& record) {
+    nlohmann::json doc = {
+        {"url", record.url}, {"pid", record.pid}, {"startTime", record.start_time}};
+    write_private(home / "serve.json", doc.dump() + "\n");
+}
+
+std::optional<ServeRecord> running_server(const std::filesystem::path& home) {
+    std::ifstream in(home / "serve.json");
+    if (!in) return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!doc.is_object()) return std::nullopt;
+    ServeRecord r;
+    r.url = doc.value("url", "");
+    r.pid = doc.value("pid", 0);
+    r.start_time = doc.value("startTime", std::uint64_t{0});
+    if (r.pid <= 0 || r.url.empty()) return std::nullopt;
+    // A pid reused by another process has another start time.
+    auto start = proc::start_time_of(r.pid);
+    if (!start || *start != r.start_time) return std::nullopt;
+    return r;
+}
+
+void remove_serve_record(const std::filesystem::path& home) {
+    auto r = running_server(home);
+    if (r && r->pid == ::getpid()) std::filesystem::remove(home / "serve.json");
+}
+
+}  // namespace team::http

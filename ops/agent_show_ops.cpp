@@ -1,0 +1,32 @@
+// One agent's record (SPEC 4's agent JSON), for the HTTP API's GET /api/teams/T/agents/NAME: the
+// live agent of that name, else the newest record of it (how it ended).
+#include "ops/operation.hpp"
+#include "ops/table.hpp"
+#include "team/agents.hpp"
+
+namespace team::ops {
+
+namespace {
+
+Result show_agent(Request& r) {
+    Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
+    return Result(to_json(agents.find(*r.team, r.args.string("name"), true)));
+}
+
+}  // namespace
+
+const Operation show_agent_op{
+    .name = "show_agent",
+    .command = "agent show",
+    .summary = "one agent: the live one of that name, else its newest record",
+    .params = {{.name = "name",
+                .help = "the agent",
+                .placeholder = "NAME",
+                .required = true,
+                .positional = true}},
+    .access = Access::read,
+    .reconcile = true,
+    .body = show_agent,
+};
+
+}  // namespace team::ops
