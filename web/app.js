@@ -23,7 +23,7 @@ const agents = new AgentsTable({
   changed: () => refreshNow('agents', 'status', 'tasks', 'teams'),
 });
 const shutdowns = new ShutdownsPanel();
-const executions = new ExecutionsPanel({ changed: () => refreshNow('executions') });
+const executions = new ExecutionsPanel({ team: currentTeam, changed: () => refreshNow('executions') });
 const inboxes = new InboxesPanel({ team: currentTeam });
 const activity = new ActivityPanel();
 const log = new LogPanel({ team: currentTeam, onClose: () => agents.select(null) });

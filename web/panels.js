@@ -37,8 +37,9 @@ export class ShutdownsPanel {
 // ---- running executions (home-wide) ----
 export class ExecutionsPanel {
   constructor(ctx) {
-    this.ctx = ctx; // {changed()}
+    this.ctx = ctx; // {team(), changed()}
     this.busy = new Set();
+    this.source = null; // 'executions' or, on a server without them, 'shells'
     this.list = new KeyedList($('exec-list'), {
       key: (e) => e.execution_id,
       signature: (e) => JSON.stringify([e.team, e.agent, this.busy.has(e.execution_id)]),
@@ -70,9 +71,25 @@ export class ExecutionsPanel {
     return li;
   }
 
+  // The running executions of the home; on a server without the executions resource (404),
+  // the running shells of the team instead, from then on.
   async load() {
-    const r = await api('/api/executions/running');
-    this.items = r?.executions ?? [];
+    if (this.source !== 'shells') {
+      try {
+        const r = await api('/api/executions/running');
+        this.source = 'executions';
+        this.items = r?.executions ?? [];
+        return this.render();
+      } catch (e) {
+        if (e.status !== 404 || this.source === 'executions') throw e;
+        this.source = 'shells';
+      }
+    }
+    const team = this.ctx.team();
+    const shells = await api(teamPath(team, 'shells'));
+    this.items = shells
+      .filter((s) => s.status === 'running')
+      .map((s) => ({ execution_id: s.id, team, agent: s.agent, command: s.command, started_at: s.startedAt, pid: s.pid }));
     this.render();
   }
 
@@ -85,9 +102,15 @@ export class ExecutionsPanel {
     this.busy.add(id);
     this.render();
     try {
-      const r = await api(`/api/executions/${encodeURIComponent(id)}/terminate`, { method: 'POST', body: {} });
-      const rc = r.returncode === null || r.returncode === undefined ? '' : ` (return code ${r.returncode})`;
-      toast(`${id}: ${r.status}${rc}`, { ok: true });
+      if (this.source === 'shells') {
+        // SIGINT to the tree, SIGKILL after the kill's timeout: what terminate does
+        const r = await api(teamPath(this.ctx.team(), 'shells', id, 'kill'), { method: 'POST', body: { signal: 'SIGINT' } });
+        toast(`${id}: ${r.signal_sent === 'none' ? r.error ?? 'already finished' : 'terminated'}`, { ok: true });
+      } else {
+        const r = await api(`/api/executions/${encodeURIComponent(id)}/terminate`, { method: 'POST', body: {} });
+        const rc = r.returncode === null || r.returncode === undefined ? '' : ` (return code ${r.returncode})`;
+        toast(`${id}: ${r.status}${rc}`, { ok: true });
+      }
     } catch (e) {
       toastError(e);
     } finally {
