@@ -60,10 +60,14 @@ webTest('the token opens the page, is traded for an HttpOnly cookie and leaves t
   assert.equal(await page.locator('#team-select').inputValue(), 'web');
   await page.locator('#conn.conn-live').waitFor();
   assert.equal(new URL(page.url()).hash, '#web');
-  // Without the cookie (a fresh context), the API is closed and the page says how to sign in.
+  // Without the cookie (a fresh context) neither the page nor the API answers, and what comes
+  // back says how to get in.
   const other = await home.page();
-  await other.goto(home.origin + '/');
-  await other.locator('#signin').waitFor();
+  const denied = await other.goto(home.origin + '/');
+  assert.equal(denied.status(), 401);
+  assert.match(await other.locator('body').textContent(), /team serve --url/);
+  const apiDenied = await other.request.get(home.origin + '/api/teams');
+  assert.equal(apiDenied.status(), 401);
   home.allowedConsole.push(/status of 401/);
 });
 
