@@ -285,7 +285,7 @@ export function describe(row) {
   const d = row.details ?? {};
   const parts = [];
   for (const k of ['agentId', 'execution_id', 'shellId', 'shell_id', 'taskId', 'subject', 'owner', 'status', 'phase',
-    'exitReason', 'exitCode', 'returncode', 'signal', 'reason', 'reassignedTasks', 'requestId', 'to', 'ids']) {
+    'exitReason', 'exitCode', 'returncode', 'signal', 'reason', 'reassignedTasks', 'requestId', 'from', 'tasks', 'to', 'ids']) {
     const v = d[k];
     if (v === undefined || v === null || v === '' || (Array.isArray(v) && !v.length)) continue;
     parts.push(`${k}=${Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : v}`);
