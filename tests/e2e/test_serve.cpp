@@ -1,0 +1,400 @@
+// team serve (SPEC 13) against the running server: each test starts `team serve` on a free port
+// of its own temporary home (its own tmux server), talks to it over plain sockets
+// (tests/support/http_client.hpp), and ends it.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "tests/support/agents_home.hpp"
+#include "tests/support/helpers.hpp"
+#include "tests/support/http_client.hpp"
+
+using team::test::AgentsHome;
+using team::test::bound;
+using team::test::connect_to;
+using team::test::EventStream;
+using team::test::eventually;
+using team::test::Headers;
+using team::test::raw_request;
+using team::test::request_text;
+using team::test::Serve;
+using Json = nlohmann::json;
+
+namespace {
+
+// The JSON of `team --json ARGS` as the command line prints it, whatever its exit.
+Json cli_json(const AgentsHome& h, std::vector<std::string> args) {
+    auto r = h.json_run(std::move(args));
+    INFO("stdout: " << r.out << " stderr: " << r.err);
+    return r.json();
+}
+
+// The activity log's length, to prove that a refused request changed nothing.
+std::size_t activity_count(const AgentsHome& h) {
+    return cli_json(h, {"activity", "--all"}).size();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "serve: the token by Bearer or by the cookie of /?token= else 401 and the Host and CSRF checks",
+    "[serve]") {
+    AgentsHome h("srv-auth");
+    Serve s(h);
+    int port = s.port();
+
+    // No token, a wrong one: 401 in SPEC 1.4's shape.
+    auto r = s.request("GET", "/api/teams", "", {}, false);
+    CHECK(r.status == 401);
+    CHECK(r.json()["code"] == "refused");
+    r = s.request("GET", "/api/teams", "", {{"Authorization", "Bearer " + std::string(64, 'a')}},
+                  false);
+    CHECK(r.status == 401);
+
+    r = s.get("/api/teams");
+    CHECK(r.status == 200);
+    CHECK(r.header("cache-control") == "no-store");
+    CHECK(r.header("content-security-policy") == "default-src 'self'");
+    CHECK(r.header("x-content-type-options") == "nosniff");
+    CHECK(r.header("referrer-policy") == "no-referrer");
+
+    // The page opened with the token: a cookie, then the address without it.
+    auto open = raw_request(port, request_text("GET", "/?token=" + s.token(), {}, "", port));
+    CHECK(open.status == 303);
+    CHECK(open.header("location") == "/");
+    auto cookie = open.header("set-cookie");
+    CHECK(cookie.find("HttpOnly") != std::string::npos);
+    CHECK(cookie.find("SameSite=Strict") != std::string::npos);
+    std::string pair = cookie.substr(0, cookie.find(';'));
+    r = s.request("GET", "/api/teams", "", {{"Cookie", pair}}, false);
+    CHECK(r.status == 200);
+    auto page = s.request("GET", "/", "", {{"Cookie", pair}}, false);
+    CHECK(page.status == 200);
+    CHECK(page.header("content-type").find("text/html") == 0);
+    CHECK(raw_request(port, request_text("GET", "/?token=nope", {}, "", port)).status == 401);
+
+    // Another site's name for us (DNS rebinding): 403.
+    r = s.request("GET", "/api/teams", "", {{"Host", "evil.example:" + std::to_string(port)}});
+    CHECK(r.status == 403);
+    // A change without the CSRF header: 403, and nothing made.
+    auto no_csrf = raw_request(
+        port, request_text("POST", "/api/teams", s.auth(), R"({"name": "made"})", port));
+    CHECK(no_csrf.status == 403);
+    CHECK(cli_json(h, {"list"}).size() == 1);
+    s.stop();
+    h.finish();
+}
+
+TEST_CASE("serve: the same JSON as the command line for list and status and agents", "[serve]") {
+    AgentsHome h("srv-same");
+    h.spawn("w1", {"sleep", "300"});
+    Serve s(h);
+    auto same = [&](const std::string& target, std::vector<std::string> args) {
+        auto r = s.get(target);
+        INFO(target << " -> " << r.status << " " << r.body);
+        CHECK(r.status == 200);
+        CHECK(r.json() == cli_json(h, std::move(args)));
+    };
+    same("/api/teams", {"list"});
+    same("/api/teams/srv-same", {"status", "srv-same"});
+    same("/api/teams/srv-same/agents", {"agents"});
+    same("/api/teams/srv-same/agents?all=true", {"agents", "--all"});
+    same("/api/teams/srv-same/tasks", {"task", "list"});
+    auto one = s.get("/api/teams/srv-same/agents/w1");
+    CHECK(one.status == 200);
+    CHECK(one.json()["agentId"] == "w1@srv-same");
+    // A refusal in the same shape and code as the command line's.
+    auto r = s.get("/api/teams/srv-same/agents/nobody");
+    CHECK(r.status == 404);
+    CHECK(r.json()["code"] == "not_found");
+    CHECK(s.get("/api/teams/nosuch").json() == cli_json(h, {"status", "nosuch"}));
+    s.stop();
+    h.finish();
+}
+
+TEST_CASE("serve: every route's happy path and a refusal with its status and code", "[serve]") {
+    AgentsHome h("srv-routes");
+    Serve s(h);
+    const std::string t = "/api/teams/srv-routes";
+
+    auto made = s.post("/api/teams", {{"name", "srv-other"}, {"cwd", h.env.dir().string()}});
+    CHECK(made.status == 200);
+    CHECK(made.json()["leader"] == "leader@srv-other");
+    CHECK(s.post("/api/teams", {{"name", "srv-other"}}).status == 409);  // exists
+    CHECK(s.post("/api/teams", {{"name", "bad name"}}).json()["code"] == "usage");
+    CHECK(s.request("DELETE", "/api/teams/srv-other").status == 200);
+    CHECK(s.request("DELETE", "/api/teams/srv-other").status == 404);
+
+    // Tasks: add, list, show, update, claim, done.
+    auto task = s.post(t + "/tasks", {{"subject", "write \"docs\"; $(x)"}});
+    REQUIRE(task.status == 200);
+    std::string id = task.json()["id"];
+    CHECK(s.get(t + "/tasks/" + id).json()["subject"] == "write \"docs\"; $(x)");
+    auto updated = s.request("PATCH", t + "/tasks/" + id, R"({"description": "more"})");
+    CHECK(updated.status == 200);
+    CHECK(updated.json()["description"] == "more");
+    CHECK(s.post(t + "/tasks/" + id + "/claim", Json::object()).json()["status"] == "in_progress");
+    auto twice = s.post(t + "/tasks/" + id + "/claim", Json::object());
+    CHECK(twice.status == 409);  // in progress already
+    CHECK(twice.json()["code"] == "refused");
+    CHECK(s.post(t + "/tasks/" + id + "/done", Json::object()).json()["status"] == "completed");
+    CHECK(s.get(t + "/tasks/99").status == 404);
+    CHECK(s.request("PATCH", t + "/tasks/" + id, R"({"status": "nonsense"})").status == 400);
+
+    // Agents: spawn, get, logs, prompt, kill; the leader cannot be killed (409).
+    auto spawned =
+        s.post(t + "/agents", {{"name", "cat1"}, {"command", {"cat"}}, {"env", {h.mark.entry()}}});
+    INFO(spawned.body);
+    REQUIRE(spawned.status == 200);
+    CHECK(s.get(t + "/agents/cat1").json()["status"] == "active");
+    CHECK(s.post(t + "/agents/cat1/prompt", {{"text", "hello from the web"}}).status == 200);
+    CHECK(eventually([&] {
+        auto logs = s.get(t + "/agents/cat1/logs");
+        return logs.status == 200 && logs.body.find("hello from the web") != std::string::npos;
+    }));
+    CHECK(s.post(t + "/agents/leader/kill", Json::object()).status == 409);
+    CHECK(s.post(t + "/agents/nobody/kill", Json::object()).status == 404);
+    auto killed = s.post(t + "/agents/cat1/kill", {{"force", true}, {"grace", "1s"}});
+    CHECK(killed.status == 200);
+    CHECK(killed.json()["phase"] == "force_killed");
+    CHECK(s.get(t + "/shutdowns").status == 200);
+
+    // Messages: send to the leader, read the inbox; an unknown recipient is 404.
+    CHECK(s.post(t + "/messages", {{"to", "leader"}, {"text", "note"}}).status == 200);
+    auto inbox = s.get(t + "/messages?agent=leader&unread=true");
+    CHECK(inbox.status == 200);
+    CHECK(inbox.json().back()["text"] == "note");
+    CHECK(s.post(t + "/messages", {{"to", "ghost"}, {"text", "x"}}).status == 404);
+
+    // Shells: start, list, status, output, kill.
+    auto shell = s.post(t + "/shells", {{"command", {"sh", "-c", "echo out; sleep 60"}}});
+    REQUIRE(shell.status == 200);
+    std::string sid = shell.json()["shell_id"];
+    CHECK(s.get(t + "/shells").json().size() == 1);
+    CHECK(s.get(t + "/shells/" + sid).json()["status"] == "running");
+    CHECK(eventually(
+        [&] { return s.get(t + "/shells/" + sid + "/output").json()["output"] == "out\n"; }));
+    auto shell_kill = s.post(t + "/shells/" + sid + "/kill", {{"signal", "SIGKILL"}});
+    CHECK(shell_kill.status == 200);
+    CHECK(shell_kill.json()["success"] == true);
+    auto unknown_shell = s.post(t + "/shells/bg-000000/kill", Json::object());
+    CHECK(unknown_shell.status == 404);
+    CHECK(unknown_shell.json()["error"] == "Shell not found: bg-000000");
+
+    // Activity, marked as asked through the web.
+    auto activity = s.get(t + "/activity?type=task_created");
+    REQUIRE(activity.json().size() == 1);
+    CHECK(activity.json()[0]["details"]["via"] == "web");
+    CHECK(s.get("/api/activity").status == 200);
+
+    // Wrong method, unknown resource, malformed values.
+    CHECK(s.request("PUT", "/api/teams").status == 405);
+    CHECK(s.get("/api/nothing").json()["code"] == "not_found");
+    CHECK(s.get(t + "/messages?limit=zero").status == 400);
+
+    // Teardown ends the team.
+    auto down = s.post(t + "/teardown", {{"grace", "1s"}});
+    CHECK(down.status == 200);
+    s.stop();
+    h.finish();
+}
+
+TEST_CASE("serve: the execution routes answer by the operations they name", "[serve]") {
+    AgentsHome h("srv-exec");
+    Serve s(h);
+    // Until the operations exist they are unknown (404); once they do, an unknown id is 404 too.
+    auto r = s.post("/api/executions/bg-000000/terminate", Json::object());
+    CHECK(r.status == 404);
+    CHECK(r.json()["code"] == "not_found");
+    CHECK(s.get("/api/executions/bg-000000/status").status == 404);
+    auto running = s.get("/api/executions/running");
+    CHECK((running.status == 200 || running.status == 404));
+    s.stop();
+    h.finish();
+}
+
+TEST_CASE("serve: events of commits by other processes resumed with Last-Event-ID", "[serve]") {
+    AgentsHome h("srv-events");
+    Serve s(h);
+    EventStream stream(s.port(), "/api/events", s.auth());
+    CHECK(stream.head().find("text/event-stream") != std::string::npos);
+
+    REQUIRE(h.run({"send", "leader", "from the command line"}).exit_code == 0);
+    auto e = stream.next();
+    REQUIRE(e);
+    CHECK(e->type == "message_sent");
+    auto row = Json::parse(e->data);
+    CHECK(row["id"] == std::stoll(e->id));
+    CHECK(row["team"] == "srv-events");
+
+    REQUIRE(h.run({"create", "srv-events2", "--cwd", h.env.dir().string()}).exit_code == 0);
+    auto created = stream.next();
+    REQUIRE(created);
+    CHECK(created->type == "team_created");
+
+    // Resuming after the first event gives the second, then live ones.
+    EventStream resumed(s.port(), "/api/events", s.auth({{"Last-Event-ID", e->id}}));
+    auto again = resumed.next();
+    REQUIRE(again);
+    CHECK(again->id == created->id);
+    // A team filter.
+    EventStream only(s.port(), "/api/events?team=srv-events2", s.auth());
+    REQUIRE(h.run({"task", "add", "one"}).exit_code == 0);
+    REQUIRE(h.run({"task", "add", "two"}, {{"TEAM_NAME", "srv-events2"}}).exit_code == 0);
+    auto filtered = only.next();
+    REQUIRE(filtered);
+    CHECK(Json::parse(filtered->data)["team"] == "srv-events2");
+    auto live = resumed.next();
+    REQUIRE(live);
+    CHECK(live->type == "task_created");
+    s.stop();
+    h.finish();
+}
+
+TEST_CASE("serve: garbage and oversized bodies and slow clients do not stop it", "[serve]") {
+    AgentsHome h("srv-robust");
+    Serve s(h, {}, {{"TEAM_SERVE_HEADER_TIMEOUT_MS", "500"}});
+    int port = s.port();
+
+    auto garbage = raw_request(port, "\x01\x02 nonsense\r\n\r\n");
+    CHECK(garbage.status == 400);
+    CHECK(raw_request(port, "GET /api/teams HTTP/9.9\r\n\r\n").status == 400);
+    CHECK(s.get("/api/teams").status == 200);
+
+    // Over 1 MiB: 413, by its Content-Length or by what is sent.
+    std::string big(1024 * 1024 + 10, 'x');
+    auto large = s.request("POST", "/api/teams/srv-robust/messages", big);
+    CHECK(large.status == 413);
+    auto chunked = raw_request(port,
+                               "POST /api/teams/srv-robust/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                               "Authorization: Bearer " +
+                                   s.token() +
+                                   "\r\nX-Team-CSRF: 1\r\n"
+                                   "Transfer-Encoding: chunked\r\n\r\n100010\r\n" +
+                                   big + "\r\n0\r\n\r\n");
+    CHECK(chunked.status == 413);
+
+    // A client that sends half a request and waits: others are answered meanwhile, and it is
+    // cut off at the header timeout.
+    int slow = connect_to(port);
+    REQUIRE(slow >= 0);
+    team::test::send_all(slow, "GET /api/teams HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    CHECK(s.get("/api/teams").status == 200);
+    auto rest = team::test::read_until(
+        slow, [](const std::string&) { return false; }, bound(5000));
+    CHECK(rest.empty());  // closed, nothing answered
+    char c;
+    CHECK(::recv(slow, &c, 1, MSG_DONTWAIT) == 0);
+    ::close(slow);
+
+    // Many connections at once.
+    std::vector<int> many;
+    for (int i = 0; i < 100; ++i) many.push_back(connect_to(port));
+    CHECK(s.get("/api/teams").status == 200);
+    for (int fd : many) ::close(fd);
+    s.stop();
+    h.finish();
+}
+
+TEST_CASE("serve: hostile strings are refused (400) and change nothing", "[serve]") {
+    AgentsHome h("srv-hostile");
+    Serve s(h);
+    auto before_teams = cli_json(h, {"list"});
+    auto before = activity_count(h);
+    std::vector<std::string> names{"a\"b",
+                                   "a;b",
+                                   "$(touch x)",
+                                   "a\nb",
+                                   "ünïcode",
+                                   "a b",
+                                   std::string(1024 * 1024 - 100, 'n'),
+                                   "../etc",
+                                   ""};
+    for (const auto& name : names) {
+        INFO("name of " << name.size() << " bytes");
+        auto r = s.post("/api/teams", {{"name", name}});
+        CHECK(r.status == 400);
+        CHECK(r.json()["code"] == "usage");
+        auto spawn =
+            s.post("/api/teams/srv-hostile/agents", {{"name", name}, {"command", {"true"}}});
+        CHECK(spawn.status == 400);
+    }
+    // Not JSON, not an object, a value of the wrong type.
+    CHECK(s.request("POST", "/api/teams", "{\"name\":").status == 400);
+    CHECK(s.request("POST", "/api/teams", "[\"x\"]").status == 400);
+    CHECK(s.post("/api/teams", {{"name", 5}}).status == 400);
+    CHECK(s.post("/api/teams", {{"name", "ok"}, {"unknown", 1}}).status == 400);
+    // A prompt's control characters are refused before any lookup.
+    CHECK(s.post("/api/teams/srv-hostile/agents/x/prompt", {{"text", "a\x1b[2Jb"}}).status == 400);
+    CHECK(cli_json(h, {"list"}) == before_teams);
+    CHECK(activity_count(h) == before);
+    CHECK_FALSE(std::filesystem::exists(h.env.dir() / "x"));
+    s.stop();
+    h.finish();
+}
+
+TEST_CASE("serve: a kill through the API ends the agent's whole tree", "[serve]") {
+    AgentsHome h("srv-kill");
+    auto doc = h.spawn("tree", {"sh", "-c", "sleep 300 & setsid sleep 301 & wait"});
+    pid_t pid = doc["pid"];
+    Serve s(h);
+    std::vector<pid_t> tree;
+    REQUIRE(eventually([&] {
+        tree = h.mark.alive();
+        return tree.size() >= 4;  // sh, two sleeps and the pane supervisor at least
+    }));
+    auto killed =
+        s.post("/api/teams/srv-kill/agents/tree/kill", {{"force", true}, {"grace", "1s"}});
+    REQUIRE(killed.status == 200);
+    CHECK(killed.json()["phase"] == "force_killed");
+    CHECK_FALSE(team::test::alive(pid));
+    CHECK(s.get("/api/teams/srv-kill/agents/tree").json()["exitReason"] == "force_killed");
+    s.stop();
+    h.finish();
+}
+
+TEST_CASE("serve: SIGTERM stops it within a second with streams and waits open", "[serve]") {
+    AgentsHome h("srv-term");
+    Serve s(h);
+    EventStream stream(s.port(), "/api/events", s.auth());
+    // A request that waits (an inbox wait of a minute) on a thread of its own.
+    int waiting = connect_to(s.port());
+    team::test::send_all(waiting, request_text("GET", "/api/teams/srv-term/messages?wait=60s",
+                                               s.auth(), "", s.port()));
+    CHECK(s.get("/api/teams").status == 200);
+    double ms = s.terminate();
+    CHECK(ms < 1000);
+    CHECK(stream.closed_within(1000));
+    ::close(waiting);
+    CHECK_FALSE(std::filesystem::exists(h.env.home() / "serve.json"));
+    s.stop();
+    h.finish();
+}
+
+TEST_CASE("serve: a port in use is a clear error and --url names the running one", "[serve]") {
+    AgentsHome h("srv-port");
+    auto none = h.run({"serve", "--url"});
+    CHECK(none.exit_code == 3);
+    Serve s(h);
+    auto url = h.run({"serve", "--url"});
+    CHECK(url.exit_code == 0);
+    CHECK(url.out ==
+          "http://127.0.0.1:" + std::to_string(s.port()) + "/?token=" + s.token() + "\n");
+    // A second server of the same home is refused; one of another home on the same port fails.
+    auto again = h.run({"serve", "--listen", "127.0.0.1:0"});
+    CHECK(again.exit_code == 4);
+    AgentsHome other("srv-port2");
+    auto busy = other.run({"serve", "--listen", "127.0.0.1:" + std::to_string(s.port())});
+    CHECK(busy.exit_code == 1);
+    CHECK(busy.err.find("in use") != std::string::npos);
+    auto remote = other.run({"serve", "--listen", "0.0.0.0:0"});
+    CHECK(remote.exit_code == 2);
+    CHECK(remote.err.find("--allow-remote") != std::string::npos);
+    s.terminate();
+    CHECK(h.run({"serve", "--url"}).exit_code == 3);
+    other.finish();
+    s.stop();
+    h.finish();
+}
