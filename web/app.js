@@ -106,7 +106,11 @@ async function loadTeams() {
   if (state.team) select.value = state.team;
   $('noteams').hidden = state.teams.length > 0;
   $('board').hidden = state.teams.length === 0;
-  if (!state.team && state.teams.length) selectTeam(pickTeam());
+  // No team yet, or the one asked for in the address is not (or no longer) there: pick one.
+  if (state.teams.length && !state.teams.some((t) => t.name === state.team)) {
+    state.team = null;
+    selectTeam(pickTeam());
+  }
 }
 
 // The team named in the URL's hash, else the first live one, else the first.
@@ -278,8 +282,11 @@ function wire() {
 
 async function boot() {
   wire();
+  // The team named in the address is fetched at once, beside the list of teams rather than
+  // after it (the first paint waits for both).
+  const named = decodeURIComponent(location.hash.slice(1));
   try {
-    await loaders.teams();
+    await Promise.all([loaders.teams(), named ? selectTeam(named) : null]);
   } catch (e) {
     return report(e);
   }
