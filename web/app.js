@@ -1,4 +1,296 @@
-// Dashboard entry point (skeleton): fetches the teams to prove the page and /api ride the cookie.
-const main = document.getElementById('main');
-const res = await fetch('/api/teams', { credentials: 'same-origin' });
-main.textContent = res.ok ? 'teams: ' + JSON.stringify(await res.json()) : 'error ' + res.status;
+// The dashboard of `team serve` (SPEC 13): the teams, a team's agents, tasks, running executions,
+// inboxes, activity, an agent's log and open shutdown requests, kept up to date by one event
+// stream (GET /api/events). An event marks what it touches as stale; a short coalescing delay
+// later each stale part is fetched again, one request per part at a time, and rendered with keyed
+// row updates. The page never polls for everything; only an open log and open inboxes (whose
+// changes are not activity events) are also refreshed on a modest interval.
+import { api, teamPath } from './api.js';
+import { h, setText, coalesce } from './dom.js';
+import { toastError, tickTimes } from './ui.js';
+import { AgentsTable } from './agents.js';
+import { ShutdownsPanel, ExecutionsPanel, TasksPanel, InboxesPanel, ActivityPanel } from './panels.js';
+import { LogPanel } from './log.js';
+
+const $ = (id) => document.getElementById(id);
+const state = { teams: [], team: null, status: null };
+const currentTeam = () => state.team;
+
+const tasks = new TasksPanel();
+const agents = new AgentsTable({
+  team: currentTeam,
+  openTasks: (name) => tasks.openFor(name),
+  openLog: (name) => openLog(name),
+  changed: () => refreshNow('agents', 'status', 'tasks', 'teams'),
+});
+const shutdowns = new ShutdownsPanel();
+const executions = new ExecutionsPanel({ team: currentTeam, changed: () => refreshNow('executions') });
+const inboxes = new InboxesPanel({ team: currentTeam });
+const activity = new ActivityPanel();
+const log = new LogPanel({ team: currentTeam, onClose: () => agents.select(null) });
+
+// ---- loading, one request per part at a time ----
+
+// Wraps a loader so that calls while it runs make it run once more afterwards (never two at
+// once, and never an older answer rendered over a newer one).
+function serial(fn) {
+  let running = null;
+  let again = false;
+  return () => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          await fn();
+        } while (again);
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
+  };
+}
+
+const loaders = {
+  teams: serial(loadTeams),
+  status: serial(loadStatus),
+  agents: serial(() => agents.load()),
+  tasks: serial(async () => {
+    await tasks.load(state.team);
+    agents.render(); // the tasks column
+  }),
+  executions: serial(() => executions.load()),
+  activity: serial(() => activity.load(state.team)),
+  inboxes: serial(() => inboxes.refresh()),
+  log: serial(() => log.refresh()),
+};
+const TEAM_PARTS = ['status', 'agents', 'tasks', 'executions', 'activity'];
+
+function refreshNow(...parts) {
+  return Promise.all(parts.map((p) => loaders[p]().catch(report)));
+}
+
+let signedOut = false;
+function report(e) {
+  if (e?.status === 401) return showSignin();
+  toastError(e);
+}
+
+const stale = new Set();
+const flush = coalesce(() => {
+  const parts = [...stale];
+  stale.clear();
+  refreshNow(...parts);
+}, 150);
+function markStale(...parts) {
+  for (const p of parts) stale.add(p);
+  flush();
+}
+
+// ---- teams ----
+
+async function loadTeams() {
+  state.teams = await api('/api/teams');
+  const select = $('team-select');
+  const names = state.teams.map((t) => t.name);
+  // Rebuild the few options only when the set of teams changed; otherwise just relabel.
+  if ([...select.options].map((o) => o.value).join('\n') !== names.join('\n')) {
+    select.replaceChildren(...state.teams.map((t) => h('option', { value: t.name }, t.name)));
+  }
+  for (const [i, t] of state.teams.entries()) {
+    setText(select.options[i], `${t.name}  (${t.liveAgents}/${t.totalAgents})${t.status === 'dissolved' ? ' dissolved' : ''}`);
+  }
+  if (state.team) select.value = state.team;
+  $('noteams').hidden = state.teams.length > 0;
+  $('board').hidden = state.teams.length === 0;
+  // No team yet, or the one asked for in the address is not (or no longer) there: pick one.
+  if (state.teams.length && !state.teams.some((t) => t.name === state.team)) {
+    state.team = null;
+    selectTeam(pickTeam());
+  }
+}
+
+// The team named in the URL's hash, else the first live one, else the first.
+function pickTeam() {
+  const wanted = decodeURIComponent(location.hash.slice(1));
+  if (state.teams.some((t) => t.name === wanted)) return wanted;
+  return (state.teams.find((t) => t.status !== 'dissolved') ?? state.teams[0]).name;
+}
+
+async function loadStatus() {
+  const s = await api(teamPath(state.team));
+  state.status = s;
+  const t = s.tasks ?? {};
+  setText($('team-summary'),
+    `${s.liveAgents}/${s.totalAgents} agents live · ${(t.pending ?? 0) + (t.in_progress ?? 0)} open tasks` +
+      (s.status === 'dissolved' ? ' · dissolved' : '') + (s.description ? ` · ${s.description}` : ''));
+  $('team-summary').title = s.cwd ?? '';
+  shutdowns.render((s.shutdownRequests ?? []).filter((r) => !r.closedAt));
+  const leader = String(s.leader ?? 'leader').split('@')[0];
+  inboxes.setMembers([leader, ...(s.agents ?? []).map((a) => a.name).filter((n) => n !== leader)]);
+}
+
+async function selectTeam(name) {
+  if (!name || name === state.team) return;
+  state.team = name;
+  if (decodeURIComponent(location.hash.slice(1)) !== name) history.replaceState(null, '', '#' + encodeURIComponent(name));
+  $('team-select').value = name;
+  if (log.name) log.close();
+  inboxes.close();
+  document.title = `${name} · team`;
+  await refreshNow(...TEAM_PARTS, 'inboxes');
+  // The first full render of a team: what bench-paint and the tests wait for.
+  if (!document.documentElement.dataset.ready) {
+    document.documentElement.dataset.ready = '1';
+    performance.mark('dashboard-ready');
+    // The frame after that render has been painted: a callback queued from requestAnimationFrame
+    // runs once the frame is out.
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        performance.mark('dashboard-painted');
+        document.documentElement.dataset.painted = '1';
+      }, 0),
+    );
+  }
+}
+
+function openLog(name) {
+  agents.select(name);
+  log.open(name);
+}
+
+// ---- live events ----
+
+// What an activity type touches. Unknown types touch everything of the team.
+function partsFor(type) {
+  if (type === 'message_sent') return [];
+  if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks'];
+  if (/^tasks?_/.test(type)) return ['tasks', 'teams', 'status'];
+  if (/^(shell|execution|session)_/.test(type)) return ['executions'];
+  if (/^team_/.test(type)) return ['teams', 'status', 'agents'];
+  return ['teams', ...TEAM_PARTS];
+}
+
+function onEvent(ev) {
+  let row;
+  try {
+    row = JSON.parse(ev.data);
+  } catch {
+    return markStale('teams', ...TEAM_PARTS);
+  }
+  const type = row.type ?? ev.type;
+  const team = typeof row.team === 'object' && row.team ? row.team.name : row.team;
+  if (team && team !== state.team) return markStale('teams');
+  // Rows of no team (a shell started outside any team) are home-wide: shown in every feed.
+  if (row.id !== undefined) activity.add(row);
+  const parts = partsFor(type);
+  if (log.name && String(row.details?.agentId ?? '').split('@')[0] === log.name) parts.push('log');
+  markStale(...parts);
+  // Inboxes: the recipients of a send, or the agent and the leader of a shutdown step.
+  if (inboxes.isOpen()) {
+    const leader = String(state.status?.leader ?? 'leader').split('@')[0];
+    const agent = String(row.details?.agentId ?? '').split('@')[0];
+    if (type === 'message_sent') inboxes.refresh([].concat(row.details?.to ?? []).map(String)).catch(report);
+    else if (/^shutdown_/.test(type) && agent) inboxes.refresh([agent, leader]).catch(report);
+  }
+}
+
+// EventSource delivers an event named by its `event:` line only to listeners of that name.
+const EVENT_TYPES = [
+  'team_created', 'team_dissolved', 'team_deleted', 'agent_spawned', 'agent_exited', 'agent_force_killed',
+  'agent_lost', 'agent_prompted', 'shutdown_requested', 'shutdown_approved', 'shutdown_rejected',
+  'shutdown_confirmed', 'tasks_reassigned', 'task_created', 'task_claimed', 'task_updated', 'task_completed',
+  'message_sent', 'shell_started', 'shell_exited', 'shell_released', 'execution_cancelled', 'session_created',
+  'session_closed', 'activity', 'change',
+];
+
+function setConn(kind, text) {
+  const el = $('conn');
+  el.className = `conn conn-${kind}`;
+  setText(el.querySelector('.conn-text'), text ?? kind);
+  el.title = kind === 'live' ? 'Receiving changes as they happen' : 'The event stream is down; retrying';
+}
+
+function connectEvents() {
+  const es = new EventSource('/api/events');
+  let wasOpen = false;
+  es.addEventListener('open', () => {
+    setConn('live');
+    // After a gap, fetch everything again: what happened meanwhile may not all be replayed.
+    if (wasOpen || connectEvents.dropped) markStale('teams', ...TEAM_PARTS);
+    wasOpen = true;
+  });
+  es.addEventListener('error', () => {
+    connectEvents.dropped = true;
+    if (es.readyState === EventSource.CLOSED) {
+      // The browser gives up on an HTTP error (401 after the server restarted with a new token,
+      // a 5xx); try again ourselves, and find out whether we are still signed in.
+      setConn('offline', 'offline');
+      setTimeout(() => {
+        loaders.teams().then(connectEvents, (e) => (e.status === 401 ? showSignin() : setTimeout(connectEvents, 3000)));
+      }, 3000);
+    } else {
+      setConn('reconnecting', 'reconnecting…');
+    }
+  });
+  es.addEventListener('message', onEvent);
+  for (const t of EVENT_TYPES) es.addEventListener(t, onEvent);
+}
+
+// ---- wiring ----
+
+function showSignin() {
+  if (signedOut) return;
+  signedOut = true;
+  $('board').hidden = true;
+  $('noteams').hidden = true;
+  $('signin').hidden = false;
+  setConn('offline', 'signed out');
+}
+
+function wire() {
+  $('team-select').addEventListener('change', (e) => {
+    location.hash = '#' + encodeURIComponent(e.target.value);
+  });
+  window.addEventListener('hashchange', () => {
+    const name = decodeURIComponent(location.hash.slice(1));
+    if (state.teams.some((t) => t.name === name)) selectTeam(name);
+  });
+  let filterTimer = null;
+  $('agent-filter').addEventListener('input', (e) => {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(() => {
+      agents.filter = e.target.value.trim();
+      agents.render();
+    }, 80);
+  });
+  $('show-ended').checked = agents.showEnded;
+  $('show-ended').addEventListener('change', (e) => {
+    agents.showEnded = e.target.checked;
+    agents.render();
+  });
+  $('show-done').addEventListener('change', (e) => {
+    tasks.showDone = e.target.checked;
+    tasks.render();
+  });
+  setInterval(tickTimes, 15000);
+  setInterval(() => inboxes.isOpen() && loaders.inboxes(), 10000);
+}
+
+async function boot() {
+  wire();
+  // The team named in the address is fetched at once, beside the list of teams rather than
+  // after it (the first paint waits for both).
+  const named = decodeURIComponent(location.hash.slice(1));
+  try {
+    await Promise.all([loaders.teams(), named ? selectTeam(named) : null]);
+  } catch (e) {
+    return report(e);
+  }
+  connectEvents();
+}
+
+boot();

@@ -1,0 +1,227 @@
+// Real-browser tests of the dashboard of `team serve` (SPEC 13): headless Debian chromium driven
+// by playwright-core, the built `team` binary (TEAM_BINARY), real tmux and real processes, each
+// test on a home, a tmux server and a port of its own (harness.mjs). Every wait is a condition (a
+// locator, a poll of /proc or of `team --json`), never a fixed sleep. Every test ends by checking
+// that its pages logged no console error and asked nothing of any other origin; a failed test
+// leaves a screenshot in the build's Testing/web directory.
+//
+// Run: TEAM_BINARY=build/team node tests/web/run.mjs   (ctest runs it: label `web`)
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Home, until, alive, tree, closeBrowser } from './harness.mjs';
+
+after(closeBrowser);
+
+// A test on a home of its own, cleaned up whatever happens.
+function webTest(name, fn, options = {}) {
+  test(name, { timeout: 120000, ...options }, async () => {
+    const home = new Home();
+    let failed = name;
+    try {
+      await fn(home);
+      home.checkPage();
+      failed = null;
+    } finally {
+      await home.cleanup(failed);
+    }
+  });
+}
+
+// The ANSI parser of the log panel, without a browser.
+test('ansi: SGR colours become styled runs, every other escape and control character is dropped', async () => {
+  const { parseAnsi } = await import('../../web/ansi.js');
+  const runs = parseAnsi('\x1b[1;31mred\x1b[0m <b>&\r\nx\x1b[38;5;208mo\x1b[38;2;1;2;3mt\x1b[2J\x1b]0;title\x07!\x1b[39;7mi\x07\r\nabc\rde');
+  assert.deepEqual(runs.map((r) => [r.text, r.fg, r.bold, r.inverse]), [
+    ['red', 1, true, false],
+    [' <b>&\nx', null, false, false],
+    ['o', 208, false, false],
+    ['t!', [1, 2, 3], false, false],
+    ['i\nde', null, false, true],
+  ]);
+  // Bright colours, backgrounds, resets one by one, a malformed 38.
+  const more = parseAnsi('\x1b[92;104mA\x1b[22;49mB\x1b[38;9mC\x1b[mD');
+  assert.deepEqual(more.map((r) => [r.text, r.fg, r.bg]), [['A', 10, 12], ['BC', 10, null], ['D', null, null]]);
+});
+
+const row = (page, name) => page.locator(`#agents-body tr[data-agent="${name}"]`);
+
+webTest('the token opens the page, is traded for an HttpOnly cookie and leaves the URL', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.serve();
+  const { page, response } = await home.open();
+  assert.equal(new URL(page.url()).search, '', 'the token is gone from the address');
+  assert.match(response.headers()['content-security-policy'] ?? '', /default-src 'self'/);
+  const cookies = await page.context().cookies();
+  const cookie = cookies.find((c) => c.httpOnly);
+  assert.ok(cookie, `an HttpOnly cookie: ${JSON.stringify(cookies)}`);
+  assert.equal(cookie.sameSite, 'Strict');
+  assert.equal(await page.evaluate(() => document.cookie), '', 'the page script cannot read the token');
+  // The team, its summary and the live indicator.
+  assert.equal(await page.locator('#team-select').inputValue(), 'web');
+  await page.locator('#conn.conn-live').waitFor();
+  assert.equal(new URL(page.url()).hash, '#web');
+  // Without the cookie (a fresh context) neither the page nor the API answers, and what comes
+  // back says how to get in.
+  const other = await home.page();
+  const denied = await other.goto(home.origin + '/');
+  assert.equal(denied.status(), 401);
+  assert.match(await other.locator('body').textContent(), /team serve --url/);
+  const apiDenied = await other.request.get(home.origin + '/api/teams');
+  assert.equal(apiDenied.status(), 401);
+  home.allowedConsole.push(/status of 401/);
+});
+
+webTest('an agent spawned from the command line appears, and changes, without a reload', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.serve();
+  const { page } = await home.open();
+  await page.locator('#agents-empty').waitFor();
+  await page.evaluate(() => (window.__sameDocument = true));
+  await home.teamOk(['spawn', 'w1', '--json', '--', 'sleep', '1000']);
+  await row(page, 'w1').locator('.st-active').waitFor();
+  await page.locator('#activity-list li[data-type="agent_spawned"]').waitFor();
+  // A task for it shows in the tasks panel and in its row.
+  await home.teamOk(['task', 'add', 'write the parser', '--owner', 'w1', '--json']);
+  await page.locator('#tasks-list li', { hasText: 'write the parser' }).waitFor();
+  await until(async () => (await row(page, 'w1').locator('td.num').textContent()) === '1', 'the tasks column to say 1');
+  // A message sent from the command line raises the recipient's unread count in the open panel.
+  await page.locator('#inbox-panel > summary').click();
+  const badge = page.getByRole('button', { name: 'Open the inbox of w1' }).locator('.unread');
+  await until(async () => (await badge.textContent()) === '0 unread', 'the inbox of w1 to be counted');
+  await home.teamOk(['send', 'w1', 'take task 1', '--json']);
+  await until(async () => (await badge.textContent()) === '1 unread', 'the unread count of w1 to be 1');
+  // A graceful stop from the command line turns the row to shutting_down.
+  await home.teamOk(['kill-agent', 'w1', '--json']);
+  await row(page, 'w1').locator('.st-shutting_down').waitFor();
+  await page.locator('#shutdowns-list li', { hasText: 'w1@web' }).waitFor();
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload happened');
+});
+
+webTest('Force on an agent ends its whole tree, and the row and the activity feed say so', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  // A tree: bash with two sleeps under it.
+  const spawned = await home.teamOk(['spawn', 'w1', '--json', '--', 'bash', '-c', 'sleep 1000 & sleep 1000; wait']);
+  await home.serve();
+  const { page } = await home.open();
+  await row(page, 'w1').locator('.st-active').waitFor();
+  const pids = await until(() => {
+    const t = tree(spawned.pid);
+    return t.length >= 3 ? t : null;
+  }, 'the agent to start its sleeps');
+  await row(page, 'w1').getByRole('button', { name: 'Force-kill w1' }).click();
+  const dialog = page.locator('#confirm');
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Force-kill w1' }).click();
+  await row(page, 'w1').locator('.st-terminated').waitFor();
+  assert.match(await row(page, 'w1').locator('td.ended').textContent(), /force_killed/);
+  await page.locator('#activity-list li[data-type="agent_force_killed"]').waitFor();
+  // The stop and force buttons of an ended agent are gone.
+  assert.equal(await row(page, 'w1').getByRole('button', { name: 'Force-kill w1' }).isVisible(), false);
+  const agents = await home.teamOk(['agents', '--all', '--json']);
+  assert.equal(agents[0].status, 'terminated');
+  assert.equal(agents[0].exitReason, 'force_killed');
+  for (const pid of pids) assert.equal(alive(pid), false, `process ${pid} of the agent's tree is gone`);
+  const act = await home.teamOk(['activity', '--type', 'agent_force_killed', '--json']);
+  assert.equal(act.length, 1);
+});
+
+webTest('Stop on a graceful agent asks it to shut down, with a spinner until the answer', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.teamOk(['spawn', 'w1', '--json', '--', 'sleep', '1000']);
+  await home.serve();
+  const { page } = await home.open();
+  const stop = row(page, 'w1').getByRole('button', { name: 'Stop w1 (graceful shutdown request)' });
+  await stop.click();
+  await row(page, 'w1').locator('.st-shutting_down').waitFor();
+  await page.locator('#activity-list li[data-type="shutdown_requested"]').waitFor();
+  assert.equal(await stop.isDisabled(), true, 'Stop is off while a request is open');
+  const status = await home.teamOk(['shutdown', 'status', 'w1', '--json']);
+  assert.equal((Array.isArray(status) ? status[0] : status).phase, 'requested');
+});
+
+webTest('Stop on a running execution ends it, and activity shows execution_cancelled', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  const shell = await home.teamOk(['shell', 'start', '--json', '--', 'bash', '-c', 'sleep 1000 & sleep 1000; wait']);
+  await home.serve();
+  const { page } = await home.open();
+  const item = page.locator(`#exec-list li[data-execution="${shell.shell_id}"]`);
+  await item.waitFor();
+  const pids = await until(() => {
+    const t = tree(shell.pid);
+    return t.length >= 3 ? t : null;
+  }, 'the shell to start its sleeps');
+  await item.getByRole('button', { name: `Stop execution ${shell.shell_id}` }).click();
+  await item.waitFor({ state: 'detached' });
+  await page.locator('#activity-list li[data-type="execution_cancelled"]').waitFor();
+  await page.locator('.toast.ok', { hasText: shell.shell_id }).waitFor();
+  for (const pid of pids) await until(() => !alive(pid), `process ${pid} of the execution to end`, 2000);
+  await page.locator('#exec-empty').waitFor();
+});
+
+webTest('hostile names and text render as text, never as markup', async (home) => {
+  const evil = `<img src=x onerror="window.__pwned=1">"'&amp;`;
+  await home.teamOk(['create', 'web', '--description', evil, '--json']);
+  await home.teamOk(['spawn', 'w-1', '--role', evil, '--json', '--', 'bash', '-c',
+    `printf '%s\\n' '<script>window.__pwned=2</script> ünïcødé 🚀'; printf '\\e[31mred\\e[0m \\e]0;title\\a<b>bold?</b>\\n'; sleep 1000`]);
+  await home.teamOk(['task', 'add', `<script>window.__pwned=3</script> ü 🚀`, '--description', evil, '--owner', 'w-1', '--json']);
+  await home.teamOk(['send', 'w-1', `<iframe src="javascript:window.__pwned=4"></iframe> 你好`, '--json']);
+  await home.serve();
+  const { page } = await home.open();
+  await page.locator('#tasks-list li', { hasText: '<script>window.__pwned=3</script> ü 🚀' }).waitFor();
+  assert.match(await page.locator('#team-summary').textContent(), /<img src=x onerror=/);
+  // The inbox, opened on click.
+  await page.locator('#inbox-panel > summary').click();
+  await page.getByRole('button', { name: 'Open the inbox of w-1' }).click();
+  await page.locator('#inbox-body li', { hasText: '<iframe src="javascript:window.__pwned=4"></iframe> 你好' }).waitFor();
+  // The log, opened from the agent's name, with its colours as spans and its text as text.
+  await row(page, 'w-1').locator('.name-btn').click();
+  await page.locator('#log-body', { hasText: '<script>window.__pwned=2</script> ünïcødé 🚀' }).waitFor();
+  await page.locator('#log-body .ansi-fg1', { hasText: 'red' }).waitFor();
+  assert.match(await page.locator('#log-body').textContent(), /<b>bold\?<\/b>/);
+  assert.equal(await page.locator('#log-body').textContent().then((t) => t.includes('title')), false, 'OSC title dropped');
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, 'nothing from the API ran');
+  for (const sel of ['img', 'iframe', 'b', 'main script']) {
+    assert.equal(await page.locator(`#board ${sel}`).count(), 0, `no ${sel} element was made`);
+  }
+  // The log may be asked for its screen view first (a server without one answers 400).
+  home.allowedConsole.push(/status of 400/);
+});
+
+webTest('a home of 200 agents renders, and one change touches one row', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  // 200 agent records, spawned four at a time (each a `sleep` in a pane).
+  const names = Array.from({ length: 200 }, (_, i) => `a${String(i).padStart(3, '0')}`);
+  for (let i = 0; i < names.length; i += 4) {
+    await Promise.all(names.slice(i, i + 4).map((n) => home.teamOk(['spawn', n, '--json', '--', 'sleep', '1000'])));
+  }
+  await home.serve();
+  const t0 = Date.now();
+  const { page } = await home.open();
+  await until(async () => (await page.locator('#agents-body tr').count()) === 200, '200 rows');
+  console.error(`# 200 agents: first full render in ${Date.now() - t0} ms`);
+  // A change to one agent replaces no other row: mark the rows, force-kill one, check the marks.
+  await page.evaluate(() => document.querySelectorAll('#agents-body tr').forEach((tr) => (tr.__mark = 1)));
+  await home.teamOk(['kill-agent', 'a100', '--force', '--grace', '250ms', '--json']);
+  await row(page, 'a100').locator('.st-terminated').waitFor();
+  assert.equal(await page.evaluate(() => [...document.querySelectorAll('#agents-body tr')].filter((tr) => tr.__mark).length), 200);
+  // The filter narrows the table.
+  await page.locator('#agent-filter').fill('a19');
+  await until(async () => (await page.locator('#agents-body tr').count()) === 10, 'the filter to leave 10 rows');
+}, { timeout: 300000 });
+
+webTest('the indicator says when the stream is down, and the page catches up when it is back', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.serve();
+  const { page } = await home.open();
+  await page.locator('#conn.conn-live').waitFor();
+  const port = new URL(home.origin).port;
+  await home.stopServer();
+  await page.locator('#conn:not(.conn-live)').waitFor();
+  // A change while the page cannot hear of it, then the server back on the same port.
+  await home.teamOk(['spawn', 'w1', '--json', '--', 'sleep', '1000']);
+  await home.serve(['--listen', `127.0.0.1:${port}`]);
+  await page.locator('#conn.conn-live').waitFor({ timeout: 20000 });
+  await row(page, 'w1').locator('.st-active').waitFor();
+  // The browser's failed attempts while the server was away.
+  home.allowedConsole.push(/ERR_CONNECTION_REFUSED|net::ERR_|Failed to load resource/);
+});

@@ -1,0 +1,139 @@
+// The agents table: one keyed row per agent record (a reused name is a new record, so the key is
+// the agent id and its creation time), updated in place when an event changes it, with a graceful
+// Stop and a Force button per live agent, and a spinner on the row while its request runs.
+import { api, teamPath } from './api.js';
+import { h, setText, KeyedList } from './dom.js';
+import { toast, toastError, confirmAction, timeEl, setTime } from './ui.js';
+
+const LIVE = new Set(['spawning', 'active', 'shutting_down']);
+
+export class AgentsTable {
+  // ctx: {team(): name, openTasks(name): count, openLog(name), changed()}
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.agents = [];
+    this.busy = new Set(); // names with a request under way
+    this.filter = '';
+    this.showEnded = true;
+    this.selected = null;
+    this.body = document.getElementById('agents-body');
+    this.list = new KeyedList(this.body, {
+      key: (a) => `${a.agentId}|${a.createdAt}`,
+      signature: (a) =>
+        JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal,
+          this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name]),
+      create: (a) => this.createRow(a),
+      update: (tr, a) => this.updateRow(tr, a),
+    });
+  }
+
+  async load() {
+    this.agents = await api(teamPath(this.ctx.team(), 'agents') + '?all=true');
+    this.render();
+  }
+
+  // The agents shown, in creation order (rows do not jump when a status changes).
+  visible() {
+    const f = this.filter.toLowerCase();
+    return this.agents.filter(
+      (a) =>
+        (this.showEnded || LIVE.has(a.status)) &&
+        (!f || a.name.toLowerCase().includes(f) || a.status.includes(f) || (a.role ?? '').toLowerCase().includes(f)),
+    );
+  }
+
+  render() {
+    const shown = this.visible();
+    this.list.render(shown);
+    const live = this.agents.filter((a) => LIVE.has(a.status)).length;
+    setText(document.getElementById('agents-count'), `${live} live${this.agents.length > live ? ` · ${this.agents.length - live} ended` : ''}`);
+    document.getElementById('agents-empty').hidden = shown.length > 0;
+  }
+
+  createRow(a) {
+    const tr = h('tr', { dataset: { agent: a.name } });
+    const nameBtn = h('button.name-btn', { type: 'button', title: `Show the log of ${a.name}` },
+      h('span.swatch'), h('span.name-text', null, a.name));
+    nameBtn.addEventListener('click', () => this.ctx.openLog(a.name));
+    const stop = h('button.btn', { type: 'button', 'aria-label': `Stop ${a.name} (graceful shutdown request)`, title: 'Ask the agent to shut down (graceful)' }, 'Stop');
+    const force = h('button.btn.btn-danger', { type: 'button', 'aria-label': `Force-kill ${a.name}`, title: 'End its whole process tree now' }, 'Force');
+    stop.addEventListener('click', () => this.stop(a.name));
+    force.addEventListener('click', () => this.force(a.name));
+    tr.append(
+      h('td.name', null, nameBtn),
+      h('td', null, h('span.st')),
+      h('td.mono'),
+      h('td.mono'),
+      h('td.num'),
+      h('td', null, timeEl(a.createdAt, 'span.age')),
+      h('td.ended'),
+      h('td.actions', null, h('span.spinner', { role: 'progressbar', 'aria-label': 'working' }), stop, force),
+    );
+    tr._cells = { swatch: nameBtn.firstChild, tds: tr.children, stop, force };
+    return tr;
+  }
+
+  updateRow(tr, a) {
+    const { swatch, tds, stop, force } = tr._cells;
+    const live = LIVE.has(a.status);
+    swatch.className = `swatch c-${a.color ?? 'none'}`;
+    swatch.title = a.color ?? '';
+    const st = tds[1].firstChild;
+    st.className = `st st-${a.status}`;
+    setText(st, a.status);
+    setText(tds[2], a.paneId ?? '-');
+    setText(tds[3], a.pid ?? '-');
+    const open = this.ctx.openTasks(a.name);
+    setText(tds[4], live && open ? open : '-');
+    setTime(tds[5].firstChild, a.createdAt);
+    let ended = a.exitReason ?? '';
+    if (a.exitCode !== null && a.exitCode !== undefined) ended += ` (${a.exitCode})`;
+    if (a.signal) ended += ` (${a.signal})`;
+    setText(tds[6], ended);
+    tds[6].className = `ended st-${a.exitReason ?? ''}`;
+    const busy = this.busy.has(a.name);
+    tr.classList.toggle('busy', busy);
+    tr.classList.toggle('ended', !live);
+    tr.classList.toggle('selected', this.selected === a.name);
+    tr.setAttribute('aria-busy', busy ? 'true' : 'false');
+    stop.hidden = force.hidden = !live;
+    stop.disabled = busy || a.status === 'shutting_down';
+    force.disabled = busy;
+  }
+
+  async kill(name, body, done) {
+    this.busy.add(name);
+    this.render();
+    try {
+      const r = await api(teamPath(this.ctx.team(), 'agents', name, 'kill'), { method: 'POST', body });
+      toast(done(r), { ok: true });
+    } catch (e) {
+      toastError(e);
+    } finally {
+      this.busy.delete(name);
+      // The row changes when the change has committed: fetch what the server now says.
+      await this.ctx.changed().catch(() => {});
+      this.render();
+    }
+  }
+
+  stop(name) {
+    return this.kill(name, { reason: 'stopped from the dashboard' }, (r) => `${name}: shutdown ${r.phase ?? 'requested'}`);
+  }
+
+  async force(name) {
+    const ok = await confirmAction(`Force-kill ${name}?`,
+      `Its whole process tree is ended now (SIGTERM, then SIGKILL) and its unfinished tasks go back to the pool.`,
+      `Force-kill ${name}`);
+    if (!ok) return;
+    return this.kill(name, { force: true, reason: 'force-killed from the dashboard' }, (r) => {
+      const n = r.reassignedTasks?.length ?? 0;
+      return `${name}: ${r.phase ?? 'force_killed'}${n ? `, ${n} task${n === 1 ? '' : 's'} handed back` : ''}`;
+    });
+  }
+
+  select(name) {
+    this.selected = name;
+    this.render();
+  }
+}
