@@ -214,7 +214,7 @@ TEST_CASE("a terminate that arrives while the shell is still starting waits for 
     Marker mark;
     // A shell as `shell start` records it before its supervisor has run the command: starting,
     // with no pid yet.
-    REQUIRE(env.run({"shell", "list"}, with_mark(mark)).exit_code == 0);  // makes the store
+    REQUIRE(env.run({"create", "ex-start"}, with_mark(mark)).exit_code == 0);  // makes the store
     std::string id = "bg-5a5a5a";
     fs::create_directories(env.home() / "shells");
     {
