@@ -19,8 +19,27 @@ fs::path screen_file(const fs::path& log_file) {
     return p;
 }
 
+namespace {
+
+// Whether the log draws a screen, judged by its end (a full-screen program draws all along).
+bool log_draws_screen(const fs::path& log_file) {
+    constexpr std::streamoff kTail = 1 << 20;
+    std::ifstream in(log_file, std::ios::binary | std::ios::ate);
+    if (!in) return false;
+    std::streamoff size = in.tellg();
+    std::streamoff from = size > kTail ? size - kTail : 0;
+    in.seekg(from);
+    std::string tail(static_cast<std::size_t>(size - from), '\0');
+    in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+    tail.resize(static_cast<std::size_t>(in.gcount()));
+    return draws_screen(tail);
+}
+
+}  // namespace
+
 void keep_screen(tmux::Tmux& tmux, const std::string& pane_id, const fs::path& log_file) noexcept {
     try {
+        if (!log_draws_screen(log_file)) return;
         auto text = tmux::capture_pane(tmux, pane_id, true);
         if (!text) return;
         fs::path target = screen_file(log_file);

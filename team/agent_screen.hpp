@@ -18,7 +18,8 @@ namespace team {
 // Where the rendered history of the agent whose log is `log_file` is kept: beside it, .screen.
 std::filesystem::path screen_file(const std::filesystem::path& log_file);
 
-// Keeps the pane's rendered history (scrollback and screen, colours as SGR escapes) in the
+// When the log draws a screen (one that prints lines needs no rendering and costs no tmux call),
+// keeps the pane's rendered history (scrollback and screen, colours as SGR escapes) in the
 // screen file of `log_file`, written whole (a reader never sees half of it), mode 0600. Never
 // throws: the record of the agent's end matters more.
 void keep_screen(tmux::Tmux& tmux, const std::string& pane_id,
