@@ -72,4 +72,18 @@ std::string shell_quote(std::string_view text) {
     return out + "'";
 }
 
+void keep_tail(std::string& kept, std::string_view chunk, std::size_t limit, bool& truncated) {
+    kept.append(chunk);
+    if (kept.size() > 2 * limit + 4) {
+        kept.erase(0, kept.size() - limit - 4);
+        truncated = true;
+    }
+}
+
+void cut_tail(std::string& kept, std::size_t limit, bool& truncated) {
+    if (kept.size() <= limit) return;
+    kept = std::string(utf8_tail(kept, limit));
+    truncated = true;
+}
+
 }  // namespace team

@@ -344,6 +344,7 @@ std::vector<Figure> figures(const std::string& team) {
     for (auto& f : inbox_figures(team)) list.push_back(std::move(f));
     for (auto& f : shutdown_figures(team)) list.push_back(std::move(f));
     for (auto& f : session_figures(team)) list.push_back(std::move(f));
+    for (auto& f : mcp_figures(team)) list.push_back(std::move(f));
     for (auto& f : scale_figures(team)) list.push_back(std::move(f));
     return list;
 }

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,11 +19,12 @@ struct CommandFailed : std::runtime_error {
 
 // What a figure's setup, samples and teardown share.
 struct Env {
-    std::string team;               // path of the team binary under test
-    std::string dir;                // the figure's temporary directory
-    std::string home;               // dir + "/home": TEAM_HOME of every spawned process
-    std::vector<std::string> vars;  // environment of every spawned process
-    int counter = 0;                // free for samples that need unique names
+    std::string team;                 // path of the team binary under test
+    std::string dir;                  // the figure's temporary directory
+    std::string home;                 // dir + "/home": TEAM_HOME of every spawned process
+    std::vector<std::string> vars;    // environment of every spawned process
+    int counter = 0;                  // free for samples that need unique names
+    std::shared_ptr<void> held = {};  // what a figure keeps between samples (an MCP client)
 };
 
 struct Figure {
@@ -71,6 +73,8 @@ std::vector<Figure> inbox_figures(const std::string& team);
 std::vector<Figure> shutdown_figures(const std::string& team);
 // The figures of sessions, with bash alone as their reference (session.cpp).
 std::vector<Figure> session_figures(const std::string& team);
+// The MCP server through held sessions: read tool calls, a wake-up, 16 clients (mcp.cpp).
+std::vector<Figure> mcp_figures(const std::string& team);
 // Every listing on one home of 10 teams, 200 agents, 1M messages, 100k tasks (scale.cpp).
 std::vector<Figure> scale_figures(const std::string& team);
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -80,8 +81,22 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     mutable std::mutex flights_mutex;
     std::condition_variable flights_changed;
     std::map<std::string, std::shared_ptr<Flight>> flights;  // by the request id's JSON
-    std::size_t threads = 0;                                 // calls' threads still running
-    bool stopping = false;                                   // the heartbeat ends
+    std::size_t threads = 0;                                 // calls still running
+    bool stopping = false;                                   // the heartbeat and the workers end
+
+    // The workers (under flights_mutex): threads that each keep an ops::Core per team named by
+    // the calls they ran, so a call pays neither the store's open nor tmux's set-up. A call
+    // takes an idle worker or starts one; so there are as many as calls were ever in flight at
+    // once, and a waiting call never holds up another.
+    struct Job {
+        std::shared_ptr<Flight> flight;
+        const Tool* tool;
+        Call call;
+    };
+    std::deque<Job> jobs;
+    std::condition_variable jobs_ready;
+    std::size_t idle = 0;
+    std::size_t workers = 0;  // alive
     std::thread heartbeat;
     std::unique_ptr<InboxPush> push;  // from notifications/initialized; the reader's thread only
 
@@ -116,13 +131,43 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         }
     }
 
-    void run_call(const std::shared_ptr<Flight>& f, const Tool& tool, const Call& call) {
+    using Cores = std::map<std::string, std::unique_ptr<ops::Core>>;
+
+    // A worker's loop: runs jobs until the server stops.
+    void work() {
+        Cores cores;  // by the team a call names ("" for none)
+        std::unique_lock lock(flights_mutex);
+        for (;;) {
+            ++idle;
+            jobs_ready.wait(lock, [&] { return stopping || !jobs.empty(); });
+            --idle;
+            if (jobs.empty()) break;  // stopping
+            Job job = std::move(jobs.front());
+            jobs.pop_front();
+            lock.unlock();
+            run_call(job.flight, *job.tool, job.call, cores);
+            lock.lock();
+        }
+        lock.unlock();
+        cores.clear();  // connections closed before the server is told this worker is gone
+        lock.lock();
+        --workers;
+        flights_changed.notify_all();
+    }
+
+    void run_call(const std::shared_ptr<Flight>& f, const Tool& tool, const Call& call,
+                  Cores& cores) {
         int previous = set_thread_cancel_fd(f->cancel_fd);
         ops::Result r;
+        std::string key = call.team.value_or("");
         try {
-            ops::Identity identity = options.identity;
-            if (call.team) identity.team = call.team;
-            ops::Core core(identity);
+            auto& held = cores[key];
+            if (!held) {
+                ops::Identity identity = options.identity;
+                if (call.team) identity.team = call.team;
+                held = std::make_unique<ops::Core>(identity);
+            }
+            ops::Core& core = *held;
             ops::Progress report;
             if (!f->token.is_null()) {
                 report = [&](const nlohmann::json& event) { progress(*f, event.dump()); };
@@ -133,6 +178,9 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         } catch (const std::exception& e) {
             r = ops::error_result(*call.op, call.values, failed(e.what()));
         }
+        // A call that failed may have left its core in a state nobody chose (a store that
+        // could not open): the next call of that team starts from a fresh one.
+        if (r.error && r.error->code() == ErrorCode::failed) cores.erase(key);
         set_thread_cancel_fd(previous);
         if (!f->cancelled && !(f->interrupted && !r.ok())) {
             nlohmann::json content = tool.structured(r.doc);
@@ -184,21 +232,22 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
             if (auto t = meta->find("progressToken"); t != meta->end()) token = *t;
         }
         auto f = std::make_shared<Flight>(id, token);
-        {
-            std::lock_guard lock(flights_mutex);
-            if (stopping) return;
-            flights[id.dump()] = f;
-            ++threads;
+        std::lock_guard lock(flights_mutex);
+        if (stopping) return;
+        if (idle == jobs.size()) {  // every idle worker has a job waiting already
+            try {
+                auto self = shared_from_this();  // kept while a worker outlives close()
+                std::thread([self] { self->work(); }).detach();
+                ++workers;
+            } catch (const std::system_error& e) {
+                write(error_response(id, internal_error, std::string("no thread: ") + e.what()));
+                return;
+            }
         }
-        auto self = shared_from_this();  // kept while a call's thread outlives close()
-        try {
-            std::thread([self, f, tool, call] { self->run_call(f, *tool, call); }).detach();
-        } catch (const std::system_error& e) {
-            std::lock_guard lock(flights_mutex);
-            flights.erase(id.dump());
-            --threads;
-            write(error_response(id, internal_error, std::string("no thread: ") + e.what()));
-        }
+        flights[id.dump()] = f;
+        ++threads;
+        jobs.push_back(Job{f, tool, std::move(call)});
+        jobs_ready.notify_one();
     }
 
     void cancelled(const nlohmann::json& params) {
@@ -306,7 +355,8 @@ void Server::close(std::chrono::milliseconds budget) {
         s.stopping = true;
         for (auto& [_, f] : s.flights) f->interrupt();
         s.flights_changed.notify_all();
-        s.flights_changed.wait_for(lock, budget, [&] { return s.threads == 0; });
+        s.jobs_ready.notify_all();
+        s.flights_changed.wait_for(lock, budget, [&] { return s.threads == 0 && s.workers == 0; });
     }
     if (s.heartbeat.joinable()) s.heartbeat.join();
     s.push.reset();  // its wait ends at once

@@ -1,15 +1,18 @@
 // The MCP server of `team mcp` (SPEC 12): reads JSON-RPC lines, answers initialize, ping and
-// tools/list at once, and runs each tools/call on a thread of its own with a core of its own
-// (SQLite connections and tmux clients are per thread), so a call that waits (inbox_read with
-// waitMs, kill_agent with wait) never holds up the others. Replies are written whole, one line
-// each, under one lock. A call's waits end early when the client cancels it
-// (notifications/cancelled) or stdin closes: each call's thread has a cancel eventfd that the
-// store's change watch polls beside its own (state/change_watch.hpp). While a call with a
-// progressToken runs, notifications/progress go out at least every `heartbeat`.
+// tools/list at once, and runs each tools/call on a worker thread, so a call that waits
+// (inbox_read with waitMs, kill_agent with wait) never holds up the others: a call takes an idle
+// worker or starts a new one. Each worker keeps a core per team its calls named (SQLite
+// connections and tmux clients are per thread), so a read call after the first costs one query,
+// not a store's open. Replies are written whole, one line each, under one lock. A call's waits
+// end early when the client cancels it (notifications/cancelled) or stdin closes: each call has
+// a cancel eventfd that the store's change watch polls beside its own (state/change_watch.hpp),
+// set on the worker's thread while the call runs. While a call with a progressToken runs,
+// notifications/progress go out at least every `heartbeat`.
 //
 // Threads rather than an Asio loop: the core's waits are blocking poll() loops (ChangeWatch,
-// pidfds), shared with the command line; a loop would need them rewritten as callbacks. A thread
-// per call costs one stack while it waits, and calls are few (one client, one agent).
+// pidfds), shared with the command line; a loop would need them rewritten as callbacks. A worker
+// costs one stack, and there are as many as calls were ever in flight at once (one client, one
+// agent: a few).
 #pragma once
 
 #include <chrono>

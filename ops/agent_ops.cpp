@@ -25,6 +25,7 @@ Result spawn_agent(Request& r) {
     }
     request.env = r.args.strings("env");
     request.argv = r.args.strings("command");
+    request.preset = r.args.optional_string("preset");
     Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
     AgentRecord a = agents.spawn(*r.team, r.caller(), request);
     return Result({{"agentId", a.id_string()},
@@ -113,6 +114,10 @@ const Operation spawn_agent_op{
              .help = "blue, green, yellow, magenta, cyan, red, orange, purple, pink or teal "
                      "(default: the first free one)",
              .placeholder = "COLOR"},
+            {.name = "preset",
+             .help = "claude, codex or gemini: wire `team mcp` and the team's instructions into "
+                     "that coding agent (CMD may then be left out)",
+             .placeholder = "PRESET"},
             {.name = "command",
              .type = Type::command,
              .help = "the command and its arguments, executed as given (never through a shell)",

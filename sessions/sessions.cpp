@@ -102,21 +102,6 @@ std::string read_memory_file(int fd) {
     return bytes;
 }
 
-// Keeps the last `limit` bytes (about: the exact cut, on a UTF-8 boundary, is made at the end).
-void keep_tail(std::string& kept, std::string_view chunk, std::size_t limit, bool& truncated) {
-    kept.append(chunk);
-    if (kept.size() > 2 * limit + 4) {
-        kept.erase(0, kept.size() - limit - 4);
-        truncated = true;
-    }
-}
-
-void cut_tail(std::string& kept, std::size_t limit, bool& truncated) {
-    if (kept.size() <= limit) return;
-    kept = std::string(utf8_tail(kept, limit));
-    truncated = true;
-}
-
 class Descriptor {
   public:
     explicit Descriptor(int fd) : fd_(fd) {}

@@ -43,22 +43,13 @@ ForegroundResult run_foreground(const ForegroundRun& run,
     std::string kept;
     RunOutcome outcome = supervisor.run([&](std::string_view chunk) {
         if (echo) echo(chunk);
-        kept.append(chunk);
-        // Keep at most twice the limit in memory; the exact cut is made at the end.
-        if (kept.size() > 2 * run.output_limit + 4) {
-            kept.erase(0, kept.size() - run.output_limit - 4);
-            result.truncated = true;
-        }
+        keep_tail(kept, chunk, run.output_limit, result.truncated);
     });
     if (tty) take_terminal_back();
     result.status = outcome.status;
     result.timed_out = outcome.timed_out;
-    if (kept.size() > run.output_limit) {
-        result.output = std::string(utf8_tail(kept, run.output_limit));
-        result.truncated = true;
-    } else {
-        result.output = std::move(kept);
-    }
+    cut_tail(kept, run.output_limit, result.truncated);
+    result.output = std::move(kept);
     return result;
 }
 

@@ -16,7 +16,7 @@
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
 #include "state/shutdown_rows.hpp"
-#include "tasks/reassign.hpp"
+#include "state/task_rows.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
 #include "tmux/server.hpp"
@@ -31,7 +31,7 @@ std::optional<std::vector<std::string>> mark_terminated(Store& store, const Agen
         return std::nullopt;
     }
     auto& db = store.db();
-    auto tasks = tasks::reassign_tasks(db, agent.team_id, agent.name, at, how.reassign_to);
+    auto tasks = hand_back_tasks(db, agent.team_id, agent.name, at, how.reassign_to);
     nlohmann::json details = {
         {"agentId", agent.id_string()},
         {"exitReason", how.reason},

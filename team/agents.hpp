@@ -30,7 +30,9 @@ struct SpawnRequest {
     std::optional<std::string> cwd;  // default: the team's
     std::vector<std::string> env;    // "K=V"
     std::optional<std::string> color;
-    std::vector<std::string> argv;
+    std::vector<std::string> argv;  // may be empty with a preset (its program)
+    // Wires `team mcp` and the agent instructions into a known coding agent (team/presets).
+    std::optional<std::string> preset;
 };
 
 // The pool of agent colours, in the order they are handed out.

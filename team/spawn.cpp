@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "base/error.hpp"
 #include "base/names.hpp"
@@ -18,6 +20,7 @@
 #include "state/team_lock.hpp"
 #include "state/teams.hpp"
 #include "team/agents.hpp"
+#include "team/presets.hpp"
 
 namespace team {
 
@@ -111,6 +114,20 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
     });
 }
 
+// A file only its user may read (a preset's settings), replaced whole.
+void write_private_file(const fs::path& path, const std::string& content) {
+    fs::create_directories(path.parent_path());
+    fs::path temp = path;
+    temp += ".tmp";
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) throw failed("cannot write " + quote(path.string()) + ": " + std::strerror(errno));
+    bool whole =
+        ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+    ::close(fd);
+    if (!whole) throw failed("cannot write " + quote(path.string()));
+    fs::rename(temp, path);
+}
+
 // Step 3: the log file, made here, private (SPEC 2): the pipe-pane that appends to it runs in
 // the tmux server, which has the user's umask (base/umask.hpp).
 void make_log_file(const std::string& log_file) {
@@ -175,10 +192,19 @@ void record_spawned(Store& store, const Clock& clock, const TeamRecord& team, co
 
 }  // namespace
 
-AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller,
-                          const SpawnRequest& request) {
+AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const SpawnRequest& asked) {
     require_leader(caller, "spawn agents");
+    SpawnRequest request = asked;
+    std::optional<PresetWiring> wiring;
+    if (request.preset) {
+        check_name(request.name, "agent name");
+        wiring = wire_preset({*request.preset, self_exe(), store_.home(), team.name, request.name},
+                             request.argv);
+        request.argv = wiring->argv;
+        request.env.insert(request.env.end(), wiring->env.begin(), wiring->env.end());
+    }
     std::string cwd = check_request(team, request);
+    if (wiring && !wiring->file.empty()) write_private_file(wiring->file, wiring->file_content);
 
     TeamLock lock(store_.home(), team.name);
     reconcile(team);  // a dead agent's name and colour are free again

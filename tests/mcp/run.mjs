@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -405,6 +405,59 @@ test('started inside an agent\'s pane, the server acts as that agent (TEAM_AGENT
   assert.equal(got.messages.length, 1, JSON.stringify(got));
   assert.equal(got.messages[0].from, 'w1');
   assert.equal(got.messages[0].text, 'hello from my pane');
+}));
+
+test('spawn --preset wires team mcp into claude, codex and gemini, acting as the agent even with a scrubbed environment', withHome(async (home) => {
+  await home.team(['create', 'web', '--cwd', home.dir]);
+  // Stand-ins for the three CLIs, found on the agent's PATH: each writes its arguments (one per
+  // line) and the settings path Gemini is given, then waits like an agent.
+  const bin = join(home.dir, 'bin');
+  mkdirSync(bin);
+  for (const name of ['claude', 'codex', 'gemini']) {
+    const file = join(bin, name);
+    writeFileSync(file, `#!/bin/sh\nprintf '%s\\n' "$@" > "$0.args"\nprintf '%s' "$GEMINI_CLI_SYSTEM_SETTINGS_PATH" > "$0.settings"\nexec sleep 600\n`);
+    chmodSync(file, 0o755);
+  }
+  const path = `${bin}:${process.env.PATH}`;
+  for (const name of ['claude', 'codex', 'gemini']) {
+    const r = await home.team(['--json', 'spawn', `w-${name}`, '--preset', name, '--env', `PATH=${path}`, '--env', home.mark], { PATH: path });
+    assert.equal(r.code, 0, r.stderr);
+  }
+  const argsOf = async (name) => {
+    const file = join(bin, `${name}.args`);
+    for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(50);
+    return readFileSync(file, 'utf8').trimEnd().split('\n');
+  };
+  // Where each preset says the server is: command and arguments.
+  const servers = {};
+  const claude = await argsOf('claude');
+  const config = JSON.parse(claude[claude.indexOf('--mcp-config') + 1]);
+  servers.claude = config.mcpServers.team;
+  assert.match(claude[claude.indexOf('--append-system-prompt') + 1], /shutdown_respond/);
+  const codex = await argsOf('codex');
+  const override = (key) => codex.find((a) => a.startsWith(`${key}=`)).slice(key.length + 1);
+  // The values are TOML; the preset writes them in the part of TOML that is also JSON.
+  servers.codex = { command: JSON.parse(override('mcp_servers.team.command')), args: JSON.parse(override('mcp_servers.team.args')) };
+  assert.match(JSON.parse(override('developer_instructions')), /shutdown_request/);
+  const settings = readFileSync(join(bin, 'gemini.settings'), 'utf8');
+  assert.equal((statSync(settings).mode & 0o777), 0o600);
+  servers.gemini = JSON.parse(readFileSync(settings, 'utf8')).mcpServers.team;
+
+  for (const [name, server] of Object.entries(servers)) {
+    assert.equal(server.command, TEAM);
+    await home.team(['send', `w-${name}`, `hello ${name}`]);
+    // The SDK's stdio transport gives the server only HOME, PATH and a few more: no TEAM_*.
+    const transport = new StdioClientTransport({ command: server.command, args: server.args, stderr: 'pipe' });
+    const client = new Client({ name: 'preset-check', version: '1.0.0' });
+    await client.connect(transport);
+    home.clients.push(client);
+    await client.listTools();
+    const got = await ok(client, 'inbox_read', { unread: true });
+    assert.deepEqual(got.messages.map((m) => [m.to, m.text]), [[`w-${name}`, `hello ${name}`]]);
+  }
+  const unknown = await home.team(['spawn', 'w-x', '--preset', 'claud']);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown preset "claud".*claude/);
 }));
 
 test('a waiting inbox_read does not hold up other calls and wakes on a send from another process', withHome(async (home) => {

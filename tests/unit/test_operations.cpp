@@ -10,36 +10,13 @@
 
 #include "ops/core.hpp"
 #include "ops/operation.hpp"
-#include "tests/support/fake_tmux.hpp"
-#include "tests/support/process.hpp"
+#include "tests/support/unit_home.hpp"
 
 using namespace team;
 using namespace team::ops;
-using team::test::TempDir;
 using Json = nlohmann::json;
 
-namespace {
-
-// A core on a temporary home whose tmux is a strict fake: an operation that reached tmux
-// unexpectedly fails the test.
-struct Home {
-    TempDir dir;
-    std::unique_ptr<Core> core(std::optional<std::string> as = std::nullopt,
-                               std::optional<std::string> team = std::nullopt) {
-        return std::make_unique<Core>(Identity{dir.path().string(), team, as}, [](const auto&) {
-            return std::make_unique<team::test::FakeTmux>();
-        });
-    }
-    Result run(const char* op, Json values, std::optional<std::string> as = std::nullopt,
-               Naming naming = Naming::json) {
-        auto c = core(std::move(as));
-        const Operation* o = find_operation(op);
-        REQUIRE(o != nullptr);
-        return invoke(*c, *o, values, naming);
-    }
-};
-
-}  // namespace
+using Home = team::test::OpsHome;
 
 TEST_CASE("the operations table is well formed", "[ops]") {
     std::set<std::string_view> names, commands;
@@ -121,7 +98,7 @@ TEST_CASE("an operation runs with the team and caller resolved once, leader chec
     auto r = home.run("list_teams", Json::object());
     CHECK(r.ok());
     CHECK(r.doc == Json::array());  // an empty home answers as empty, and stays without a store
-    CHECK_FALSE(std::filesystem::exists(home.dir.path() / "team.db"));
+    CHECK_FALSE(std::filesystem::exists(home.home / "team.db"));
 
     r = home.run("create_team", {{"name", "web"}, {"cwd", home.dir.path().string()}}, "boss");
     REQUIRE(r.ok());
@@ -218,7 +195,7 @@ TEST_CASE("activity lists, and follows as progress events up to its limit", "[op
     r = empty.run("list_activity", {{"all", true}});
     CHECK(r.ok());
     CHECK(r.doc == Json::array());
-    CHECK_FALSE(std::filesystem::exists(empty.dir.path() / "team.db"));
+    CHECK_FALSE(std::filesystem::exists(empty.home / "team.db"));
 }
 
 TEST_CASE("logs and attach look their agent up in the team", "[ops]") {

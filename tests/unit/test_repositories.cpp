@@ -9,36 +9,17 @@
 #include "state/store.hpp"
 #include "state/teams.hpp"
 #include "team/teams.hpp"
-#include "tests/support/helpers.hpp"
-#include "tests/support/process.hpp"
+#include "tests/support/unit_home.hpp"
 
 using namespace team;
-using team::test::TempDir;
+using team::test::kStart;
 
 namespace {
 
-constexpr EpochMs kStart = 1'800'000'000'000;
-
-class FixedClock final : public Clock {
-  public:
-    EpochMs now() const override { return t; }
-    std::int64_t boot_ms() const override { return t - kStart; }
-    EpochMs t = kStart;
-};
-
-struct Home {
-    TempDir tmp;
-    Store store{tmp.path()};
-    FixedClock clock;
-    Teams teams{store, clock};
-    TeamRecord team = teams.create({"web", "", tmp.path().string(), "lead"});
-
+struct Home : team::test::TeamStore {
     AgentRecord member(const std::string& name) {
-        store.write(
-            [&] { team::test::insert_member(store.db(), team.id, name, "active", clock.now()); });
-        auto m = find_member(store, team, name);
-        REQUIRE(m);
-        return *m;
+        TeamStore::member(name);
+        return record(name);
     }
 
     Message send(const std::string& from, const AgentRecord& to, const std::string& text,

@@ -7,29 +7,13 @@
 
 #include "ops/core.hpp"
 #include "ops/operation.hpp"
-#include "tests/support/fake_tmux.hpp"
-#include "tests/support/process.hpp"
+#include "tests/support/unit_home.hpp"
 
 using namespace team;
 using namespace team::ops;
-using team::test::TempDir;
 using Json = nlohmann::json;
 
-namespace {
-
-struct Home {
-    TempDir dir;
-    std::filesystem::path home = dir.path() / "home";
-    Result run(const char* name, Json values, Progress progress = {}) {
-        Core core(Identity{home.string(), std::nullopt, std::nullopt},
-                  [](const auto&) { return std::make_unique<team::test::FakeTmux>(); });
-        const Operation* op = find_operation(name);
-        REQUIRE(op != nullptr);
-        return invoke(core, *op, values, Naming::json, progress);
-    }
-};
-
-}  // namespace
+using Home = team::test::OpsHome;
 
 TEST_CASE("shell and session lists of a home without a store are empty and make no home",
           "[ops][shells]") {
@@ -72,8 +56,9 @@ TEST_CASE("run streams its output as progress and returns the command's exit cod
           "[ops][shells]") {
     Home h;
     std::string streamed;
-    auto r = h.run("run", {{"command", {"sh", "-c", "printf hi; exit 3"}}},
-                   [&](const Json& event) { streamed += event["output"].get<std::string>(); });
+    auto r =
+        h.run("run", {{"command", {"sh", "-c", "printf hi; exit 3"}}}, std::nullopt, Naming::json,
+              [&](const Json& event) { streamed += event["output"].get<std::string>(); });
     CHECK(streamed == "hi");
     CHECK(r.exit_code == 3);
     CHECK(r.doc["output"] == "hi");

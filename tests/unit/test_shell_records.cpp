@@ -16,25 +16,18 @@
 #include "state/shell_records.hpp"
 #include "state/store.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/unit_home.hpp"
 
 using namespace team;
+using team::test::kStart;
 using team::test::TempDir;
 
 namespace {
 
-constexpr EpochMs kStart = 1'800'000'000'000;
-
-class FixedClock final : public Clock {
-  public:
-    EpochMs now() const override { return t; }
-    std::int64_t boot_ms() const override { return t - kStart; }
-    EpochMs t = kStart;
-};
-
 struct Fixture {
     TempDir tmp;
     Store store{tmp.path()};
-    FixedClock clock;
+    team::test::FixedClock clock;
     ShellRecords shells{store};
     SessionRecords sessions{store};
 

@@ -24,12 +24,12 @@
 #include "team/shutdown.hpp"
 #include "team/teams.hpp"
 #include "tests/support/fake_tmux.hpp"
-#include "tests/support/helpers.hpp"
-#include "tests/support/process.hpp"
+#include "tests/support/unit_home.hpp"
 
 using namespace team;
 using team::tasks::NewTask;
 using team::tasks::TaskList;
+using team::test::kStart;
 using team::test::TempDir;
 using Json = nlohmann::json;
 using Steady = std::chrono::steady_clock;
@@ -37,17 +37,8 @@ using std::chrono::milliseconds;
 
 namespace {
 
-constexpr EpochMs kStart = 1'800'000'000'000;
-
-// Time passes for both clocks as `t` moves; `step` moves the wall clock alone (NTP, date -s).
-class FixedClock final : public Clock {
-  public:
-    EpochMs now() const override { return t + step; }
-    std::int64_t boot_ms() const override { return t - kStart + kBootAtStart; }
-    EpochMs t = kStart;
-    EpochMs step = 0;
-    static constexpr std::int64_t kBootAtStart = 90'000;
-};
+// The boot clock when a test starts: a machine up for a minute and a half.
+constexpr std::int64_t kBootAtStart = 90'000;
 
 // A shutdown request row, as a test needs it.
 struct Req {
@@ -81,34 +72,13 @@ void bind_optional(SQLite::Statement& s, int index, const std::optional<EpochMs>
 
 // One home with team `web` (leader `lead`), helpers to add members, tasks and requests, and the
 // protocol itself over a tmux that must never be called.
-struct Fixture {
-    TempDir tmp;
-    Store store{tmp.path()};
-    FixedClock clock;
-    Teams teams{store, clock};
+struct Fixture : team::test::TeamStore {
     TaskList list{store, clock};
     team::test::FakeTmux tmux;
     Shutdowns shutdowns{store, clock, tmux};
-    TeamRecord team = teams.create({"web", "", tmp.path().string(), "lead"});
-    Caller lead = teams.resolve_caller(team, std::nullopt);
 
+    Fixture() { clock.boot_at_start = kBootAtStart; }
     ~Fixture() { CHECK(tmux.calls().empty()); }
-
-    // A member inserted as the spawn would leave it once started (no supervisor: nothing of it
-    // runs, and reconciliation leaves a record this young alone).
-    Caller member(const std::string& name, const std::string& status = "active") {
-        store.write(
-            [&] { team::test::insert_member(store.db(), team.id, name, status, clock.now()); });
-        if (status == "terminated") return Caller{name, team.name, false, 0};
-        return teams.resolve_caller(team, name);
-    }
-
-    // The member record of that name (the live one, else the newest).
-    AgentRecord record(const std::string& name) {
-        auto a = find_member(store, team, name);
-        REQUIRE(a);
-        return *a;
-    }
 
     // The agent's stop plan asks for a stop `due_in` from now (the steady clock, read around the
     // call) with `grace` between SIGTERM and SIGKILL.
@@ -709,7 +679,7 @@ TEST_CASE(
     fx.member("w");
     auto request = fx.ask("w", "wrap up", milliseconds(10'000));
     CHECK(request.force_at == std::optional<EpochMs>(kStart + 10'000));
-    CHECK(request.force_at_boot == std::optional<std::int64_t>(FixedClock::kBootAtStart + 10'000));
+    CHECK(request.force_at_boot == std::optional<std::int64_t>(kBootAtStart + 10'000));
     auto rows = fx.snapshot();
 
     // The wall clock steps an hour forward, then an hour back: the deadline does not move.

@@ -10,14 +10,13 @@
 
 #include "base/error.hpp"
 #include "state/store.hpp"
-#include "tasks/reassign.hpp"
+#include "state/task_rows.hpp"
 #include "tasks/tasks.hpp"
 #include "team/agent_end.hpp"
 #include "team/agents.hpp"
 #include "team/teams.hpp"
 #include "tests/support/fork.hpp"
-#include "tests/support/helpers.hpp"
-#include "tests/support/process.hpp"
+#include "tests/support/unit_home.hpp"
 
 using namespace team;
 using team::tasks::NewTask;
@@ -25,18 +24,10 @@ using team::tasks::Task;
 using team::tasks::TaskChange;
 using team::tasks::TaskFilter;
 using team::tasks::TaskList;
+using team::test::kStart;
 using team::test::TempDir;
 
 namespace {
-
-constexpr EpochMs kStart = 1'800'000'000'000;
-
-class FixedClock final : public Clock {
-  public:
-    EpochMs now() const override { return t; }
-    std::int64_t boot_ms() const override { return t - kStart; }
-    EpochMs t = kStart;
-};
 
 // The error code a call throws (fails the test when it throws none, or something else).
 ErrorCode code_of(const std::function<void()>& fn) {
@@ -62,35 +53,8 @@ std::string message_of(const std::function<void()>& fn) {
 }
 
 // One home with team `web` (leader `lead`) and helpers to add members.
-struct Fixture {
-    TempDir tmp;
-    Store store{tmp.path()};
-    FixedClock clock;
-    Teams teams{store, clock};
+struct Fixture : team::test::TeamStore {
     TaskList list{store, clock};
-    TeamRecord team = make_team("web");
-    Caller lead = teams.resolve_caller(team, std::nullopt);
-
-    TeamRecord make_team(const std::string& name) {
-        return teams.create({name, "", tmp.path().string(), "lead"});
-    }
-
-    // A member inserted as the spawn would leave it once started.
-    Caller member(const std::string& name, const std::string& status = "active",
-                  const TeamRecord* in = nullptr) {
-        const TeamRecord& t = in ? *in : team;
-        store.write(
-            [&] { team::test::insert_member(store.db(), t.id, name, status, clock.now()); });
-        if (status == "terminated") return Caller{name, t.name, false, 0};
-        return teams.resolve_caller(t, name);
-    }
-
-    // The live member record of that name.
-    AgentRecord record(const std::string& name) {
-        auto a = find_member(store, team, name);
-        REQUIRE(a);
-        return *a;
-    }
 
     Task add(const std::string& subject, std::vector<std::string> blocked_by = {},
              std::optional<std::string> owner = std::nullopt) {
@@ -645,7 +609,7 @@ TEST_CASE("reassign hands a terminated agent's unfinished tasks back to the pool
 
     fx.clock.t += 1000;
     auto ids = fx.store.write(
-        [&] { return tasks::reassign_tasks(fx.store.db(), fx.team.id, "alice", fx.clock.now()); });
+        [&] { return hand_back_tasks(fx.store.db(), fx.team.id, "alice", fx.clock.now()); });
     CHECK(ids == std::vector<std::string>{"1", "2", "6"});
     for (std::int64_t id : {1, 2, 6}) {
         auto t = fx.show(id);
@@ -668,7 +632,7 @@ TEST_CASE("reassign hands a terminated agent's unfinished tasks back to the pool
     // Nothing left to hand back: a second call changes nothing.
     auto before = fx.snapshot();
     auto again = fx.store.write(
-        [&] { return tasks::reassign_tasks(fx.store.db(), fx.team.id, "alice", fx.clock.now()); });
+        [&] { return hand_back_tasks(fx.store.db(), fx.team.id, "alice", fx.clock.now()); });
     CHECK(again.empty());
     CHECK(fx.snapshot() == before);
     // A reassigned task can be claimed again, and keeps its warning.
@@ -689,8 +653,8 @@ TEST_CASE("reassign with a target gives the tasks to that member, still pending"
     fx.list.done(fx.team, alice, "3");
 
     auto ids = fx.store.write([&] {
-        return tasks::reassign_tasks(fx.store.db(), fx.team.id, "alice", fx.clock.now(),
-                                     std::string("bob"));
+        return hand_back_tasks(fx.store.db(), fx.team.id, "alice", fx.clock.now(),
+                               std::string("bob"));
     });
     CHECK(ids == std::vector<std::string>{"1", "2"});
     for (std::int64_t id : {1, 2}) {
@@ -719,7 +683,7 @@ TEST_CASE("reassign touches only the named agent's tasks of that team", "[tasks]
     fx.list.claim(api, api_alice, std::string("1"));
 
     auto ids = fx.store.write(
-        [&] { return tasks::reassign_tasks(fx.store.db(), fx.team.id, "alice", fx.clock.now()); });
+        [&] { return hand_back_tasks(fx.store.db(), fx.team.id, "alice", fx.clock.now()); });
     CHECK(ids == std::vector<std::string>{"1"});
     auto other = fx.list.show(api, "1");
     CHECK(str(other.status) == "in_progress");

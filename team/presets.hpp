@@ -1,0 +1,41 @@
+// Spawn presets (issue 17): `team spawn NAME --preset claude|codex|gemini [-- CMD ...]` starts a
+// coding agent that knows its team from its first second: `team mcp` wired in as an MCP server
+// (acting as the agent: --home, --team and --as are given explicitly, since harnesses may start
+// MCP servers with a scrubbed environment) and a short instruction to answer shutdown requests,
+// claim tasks and report through the inbox. The flags were checked against the CLIs from npm
+// (Claude Code 2.1.197, Codex 0.169.0, Gemini CLI 0.61.0): docs/mcp.md says how.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace team {
+
+// The instruction every preset gives (and the MCP server's own `instructions` repeat).
+extern const char* const kAgentInstructions;
+
+// The presets' names, as --preset takes them.
+const std::vector<std::string>& preset_names();
+
+struct PresetTarget {
+    std::string preset;          // one of preset_names()
+    std::string team_binary;     // the absolute path of `team`
+    std::filesystem::path home;  // the home the agent belongs to
+    std::string team;            // its team's name
+    std::string agent;           // its name
+};
+
+struct PresetWiring {
+    std::vector<std::string> argv;  // the command with the preset's flags after its program
+    std::vector<std::string> env;   // K=V to add to the agent's environment
+    // A file the preset needs (Gemini's settings): its path and content; empty when none.
+    std::filesystem::path file;
+    std::string file_content;
+};
+
+// The command `argv` (or the preset's program when empty) with the preset's flags. Throws a
+// usage error for an unknown preset, naming the ones there are.
+PresetWiring wire_preset(const PresetTarget& target, const std::vector<std::string>& argv);
+
+}  // namespace team
