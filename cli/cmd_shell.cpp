@@ -1,4 +1,5 @@
-// team shell start | list | status | output | wait | kill | release | gc   (SPEC 8)
+// team shell start | list | status | output | wait | kill | terminate | release | gc
+// (SPEC 8; terminate: SPEC 13's Execution Termination)
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -6,6 +7,7 @@
 #include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "cli/op_command.hpp"
+#include "ops/execution_ops.hpp"
 #include "ops/table.hpp"
 
 namespace team::cli {
@@ -147,6 +149,30 @@ void add_kill(CLI::App& shell) {
         "Example: team shell kill bg-1a2b3c --timeout 2s --json");
 }
 
+// SPEC 13's terminate: SIGINT, 5s, SIGKILL; "terminated" or "already_finished", never an error
+// for a race with the shell's own end.
+void add_terminate(CLI::App& shell) {
+    auto* cmd =
+        add_operation(shell, ops::terminate_execution_op, [](Context& ctx, const ops::Result& r) {
+            const auto& doc = r.doc;
+            const auto& st = doc["exitStatus"];
+            std::string how = !st.is_object()             ? ""
+                              : st["signal"].is_string()  ? ": killed by " + text_or(st["signal"])
+                              : !st["exitCode"].is_null() ? ": exit code " + st["exitCode"].dump()
+                                                          : "";
+            std::string id = doc["execution_id"];
+            ctx.out().line((doc["status"] == "terminated" ? "terminated " + id
+                                                          : id + " had already finished") +
+                           how);
+        });
+    cmd->footer(
+        "SIGINT to the whole tree (the group and every descendant, setsid ones too), 5s, then\n"
+        "SIGKILL. A shell still starting is waited for and ended. A command that exits 0 on\n"
+        "SIGINT is still recorded as killed. --json: {status: terminated|already_finished,\n"
+        "execution_id, returncode (the exit code, or -N for signal N), exitStatus}.\n"
+        "Example: team shell terminate bg-1a2b3c --agent worker --team web");
+}
+
 void add_release(CLI::App& shell) {
     auto* cmd = add_operation(shell, ops::release_shell_op, [](Context& ctx, const ops::Result& r) {
         ctx.out().line("released " + r.doc["shell_id"].get<std::string>());
@@ -174,6 +200,7 @@ void add_shell_command(CLI::App& app) {
     add_output(*shell);
     add_wait(*shell);
     add_kill(*shell);
+    add_terminate(*shell);
     add_release(*shell);
     add_gc(*shell);
     shell->footer(

@@ -1,11 +1,7 @@
-// The operations of agents (SPEC 4): spawn, list, attach, logs, prompt.
-#include <fstream>
-#include <sstream>
-
+// The operations of agents (SPEC 4): spawn, list, attach, prompt (logs: ops/log_ops.cpp).
 #include "base/text.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
-#include "state/change_watch.hpp"
 #include "state/members.hpp"
 #include "tasks/tasks.hpp"
 #include "team/agents.hpp"
@@ -62,60 +58,6 @@ Result attach(Request& r) {
         pane = agents.find(team, *name).pane_id.value_or("");
     }
     return Result({{"team", team.name}, {"session", team.name}, {"paneId", pane}});
-}
-
-std::string read_from(const std::string& path, std::size_t offset) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    in.seekg(static_cast<std::streamoff>(offset));
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// The last `lines` lines of `text`.
-std::string last_lines(const std::string& text, long long lines) {
-    if (lines <= 0) return text;
-    size_t pos = text.size();
-    if (pos > 0 && text[pos - 1] == '\n') --pos;
-    for (long long n = 0; pos > 0; --pos) {
-        if (text[pos - 1] == '\n' && ++n == lines) break;
-    }
-    return text.substr(pos);
-}
-
-// What the agent's pane showed, from its log file (kept after the pane is gone). --follow
-// reports each fresh chunk as a progress event {output} until the agent has ended, and returns
-// no document: the stream was the answer.
-Result agent_logs(Request& r) {
-    Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
-    AgentRecord agent = agents.find(*r.team, r.args.string("name"), true);
-    std::string path = agent.log_file.value_or("");
-    std::string all = read_from(path, 0);
-    std::string text = last_lines(all, r.args.integer("lines").value_or(0));
-    if (!r.args.flag("follow")) {
-        return Result({{"agentId", agent.id_string()}, {"logFile", path}, {"output", text}});
-    }
-    std::size_t offset = all.size();
-    auto emit = [&](const std::string& chunk) {
-        if (!chunk.empty() && r.progress) r.progress({{"output", chunk}});
-    };
-    emit(text);
-    std::filesystem::path file(path);
-    ChangeWatch file_watch(file.parent_path(), file.filename().string());
-    ChangeWatch store_watch(r.core.store().home());
-    for (;;) {
-        std::string fresh = read_from(path, offset);
-        offset += fresh.size();
-        emit(fresh);
-        auto now = load_agent(r.core.store(), agent.id);
-        if (!now || !now->live()) {
-            emit(read_from(path, offset));
-            return Result(nullptr);
-        }
-        file_watch.wait_until(r.core.clock().steady() + std::chrono::seconds(5),
-                              {store_watch.fd()});
-    }
 }
 
 // A text typed into a pane: at most 1 MiB, and no control character that would act as a key.
@@ -206,33 +148,6 @@ const Operation attach_op{
                 .positional = true}},
     .access = Access::read,
     .body = attach,
-};
-
-const Operation agent_logs_op{
-    .name = "agent_logs",
-    .command = "logs",
-    .summary = "what the agent's pane showed; kept after the pane is gone",
-    .params =
-        {
-            {.name = "name",
-             .help = "the agent (the newest one of that name, live or not)",
-             .placeholder = "NAME",
-             .required = true,
-             .positional = true},
-            {.name = "lines",
-             .type = Type::integer,
-             .help = "only the last LINES lines",
-             .placeholder = "LINES",
-             .min = 1,
-             .alias = "-n"},
-            {.name = "follow",
-             .type = Type::boolean,
-             .help = "keep printing what the pane shows, until the agent ends"},
-        },
-    .access = Access::read,
-    .waits = true,
-    .reconcile = true,
-    .body = agent_logs,
 };
 
 const Operation prompt_agent_op{

@@ -2,12 +2,14 @@
 
 #include <array>
 
+#include "ops/execution_ops.hpp"
+
 namespace team::ops {
 
 namespace {
 
 // The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells,
-// team run, sessions, activity.
+// executions (SPEC 13), team run, sessions, activity.
 // clang-format off
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,
@@ -18,6 +20,7 @@ const std::array kTable{
     &reject_shutdown_op, &confirm_shutdown_op, &shutdown_status_op, &teardown_op,
     &start_shell_op,     &list_shells_op,      &shell_status_op,    &shell_output_op,
     &wait_shell_op,      &kill_shell_op,       &release_shell_op,   &gc_shells_op,
+    &list_executions_op, &execution_status_op, &terminate_execution_op,
     &run_op,
     &exec_in_session_op, &start_in_session_op, &list_sessions_op,   &show_session_op,
     &close_session_op,
@@ -40,6 +43,7 @@ const Operation* find_operation(std::string_view name) {
 }
 
 const Operation* find_command(std::string_view words) {
+    if (words.empty()) return nullptr;  // operations that have no command line verb
     for (const auto* op : kTable) {
         if (op->command == words) return op;
     }

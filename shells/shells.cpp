@@ -201,21 +201,44 @@ void Shells::finish_lost(ShellRecord& shell, const std::string& why) {
 
 KillResult Shells::kill(const std::string& id, int sig, Millis timeout, bool force,
                         const std::string& actor) {
+    return end_tree(id, sig, timeout, force, actor,
+                    {{"shellId", id},
+                     {"signal", signal_name(sig)},
+                     {"force", force},
+                     {"timeout", format_duration(timeout)}});
+}
+
+ShellRecord Shells::await_start(const std::string& id, ChangeWatch& watch) {
+    // As long as reconcile gives a starting supervisor before calling it lost.
+    auto deadline = clock_.steady() + 2 * kStartTimeout;
+    for (;;) {
+        ShellRecord shell = get(id);
+        if (shell.status != ShellStatus::starting || clock_.steady() >= deadline) return shell;
+        watch.wait_until(deadline);
+    }
+}
+
+KillResult Shells::end_tree(const std::string& id, int sig, Millis timeout, bool force,
+                            const std::string& actor, const nlohmann::json& logged) {
     KillResult result;
     result.shell = get(id);
-    if (!result.shell.running()) {
+    auto already = [&] {
         result.success = true;
         std::string how =
             result.shell.status == ShellStatus::timed_out ? "timed out" : str(result.shell.status);
         result.error = "Shell already " + how;
         return result;
-    }
+    };
+    if (!result.shell.running()) return already();
     ChangeWatch watch(store_.home());  // before the kill, so the end cannot be missed
-    records_.request_kill(result.shell, clock_.now(), actor,
-                          {{"shellId", id},
-                           {"signal", signal_name(sig)},
-                           {"force", force},
-                           {"timeout", format_duration(timeout)}});
+    records_.request_kill(result.shell, clock_.now(), actor, logged);
+    // Recorded, but its supervisor has not started the command yet (its pids are unknown): the
+    // kill waits for the command to run, then ends it. The request is recorded first, so the
+    // supervisor records the end as killed whichever way it goes.
+    if (result.shell.status == ShellStatus::starting) {
+        result.shell = await_start(id, watch);
+        if (!result.shell.running()) return already();
+    }
     auto supervisor = supervisor_of(result.shell);
     TerminateOutcome outcome =
         terminate_tree(shell_tree(result.shell, store_.home(), !supervisor), sig, timeout, force);

@@ -24,6 +24,7 @@
 #include "base/states.hpp"
 #include "base/time.hpp"
 #include "proc/supervisor.hpp"
+#include "state/change_watch.hpp"
 #include "state/shell_records.hpp"
 #include "state/store.hpp"
 
@@ -63,6 +64,22 @@ struct KillResult {
     std::optional<std::string> error;
 };
 
+// SPEC 13: SIGINT to the whole tree, 5 s, then SIGKILL.
+constexpr Millis kTerminateGrace{5000};
+
+// What a terminate did: "terminated" when it ended the shell, "already_finished" when the shell
+// had ended by itself first (also when that end met the signal: a race is never an error).
+struct Termination {
+    std::string status;
+    // The exit code, or -N for signal N (as Python's Popen.returncode); none before an end.
+    std::optional<int> returncode;
+    ShellRecord shell;
+    std::optional<std::string> error;  // the end could not be confirmed (KillResult::error)
+};
+
+// The returncode of an ended shell, as a Termination gives it.
+std::optional<int> returncode_of(const ShellRecord& shell);
+
 struct OutputSlice {
     std::string output;
     bool truncated = false;
@@ -85,6 +102,9 @@ class Shells {
     // Signals the whole tree, waits up to `timeout`, then SIGKILL unless !force.
     KillResult kill(const std::string& id, int sig, Millis timeout, bool force,
                     const std::string& actor);
+    // Ends the shell as SPEC 13's Execution Termination does: a kill with SIGINT, 5 s of
+    // grace, then SIGKILL (shells/terminate.cpp). Logs execution_cancelled with the outcome.
+    Termination terminate(const std::string& id, const std::string& actor);
     // Blocks until the shell has ended; nothing when `timeout` ran out first.
     std::optional<ShellRecord> wait(const std::string& id, std::optional<Millis> timeout);
     // Kills it if running, deletes its output and forgets it.
@@ -110,6 +130,12 @@ class Shells {
 
   private:
     std::optional<ShellRecord> find(const std::string& id);
+    // The kill itself: `logged` is the execution_cancelled entry of the request (null: none).
+    KillResult end_tree(const std::string& id, int sig, Millis timeout, bool force,
+                        const std::string& actor, const nlohmann::json& logged);
+    // The shell once its supervisor has started the command (or it ended, or its start ran
+    // out of time).
+    ShellRecord await_start(const std::string& id, ChangeWatch& watch);
     // A shell recorded as running whose supervisor is gone: ends what is left of it and
     // records that. True if the record changed.
     bool reconcile(ShellRecord& shell);

@@ -154,9 +154,11 @@ ShellRecord ShellRecords::mark_finished(
         shell->exit_code = end.exit_code;
         shell->signal = end.signal;
         shell->error = end.error;
+        // Conditional as well as checked above: an end once recorded (a cancelled shell recorded
+        // killed) is never overwritten, whoever records second (SPEC 13).
         SQLite::Statement up(store_.db(), R"sql(
             UPDATE shells SET status = ?, ended_at = ?, exit_code = ?, signal = ?, error = ?
-            WHERE id = ?
+            WHERE id = ? AND status IN ('starting', 'running')
         )sql");
         up.bind(1, str(shell->status));
         up.bind(2, *shell->ended_at);
@@ -164,7 +166,7 @@ ShellRecord ShellRecords::mark_finished(
         bind_or_null(up, 4, shell->signal);
         bind_or_null(up, 5, shell->error);
         up.bind(6, id);
-        up.exec();
+        if (up.exec() == 0) return *select_shell(store_.db(), id);
         append_activity(store_.db(), shell->team_id, *shell->ended_at, actor, "shell_exited",
                         details(*shell));
         return *shell;
@@ -180,6 +182,15 @@ void ShellRecords::request_kill(const ShellRecord& shell, EpochMs at, const std:
         up.bind(1, actor);
         up.bind(2, shell.id);
         up.exec();
+        if (!details.is_null()) {
+            append_activity(store_.db(), shell.team_id, at, actor, "execution_cancelled", details);
+        }
+    });
+}
+
+void ShellRecords::log_cancelled(const ShellRecord& shell, EpochMs at, const std::string& actor,
+                                 const nlohmann::json& details) {
+    store_.write([&] {
         append_activity(store_.db(), shell.team_id, at, actor, "execution_cancelled", details);
     });
 }

@@ -76,9 +76,13 @@ class ShellRecords {
     // `details(record)`. Returns the record as it is then. Throws not_found for an unknown id.
     ShellRecord mark_finished(const std::string& id, const ShellEnd& end, const std::string& actor,
                               const std::function<nlohmann::json(const ShellRecord&)>& details);
-    // Who asked for the kill (the first one kept), and execution_cancelled logged.
+    // Who asked for the kill (the first one kept), and execution_cancelled logged with
+    // `details` (null: not logged now; the caller logs the outcome with log_cancelled).
     void request_kill(const ShellRecord& shell, EpochMs at, const std::string& actor,
                       const nlohmann::json& details);
+    // execution_cancelled with `details`: a terminate's outcome (SPEC 13).
+    void log_cancelled(const ShellRecord& shell, EpochMs at, const std::string& actor,
+                       const nlohmann::json& details);
     // Forgets the shell and logs shell_released. False when there was no such shell.
     bool remove(const ShellRecord& shell, EpochMs at, const std::string& actor);
 

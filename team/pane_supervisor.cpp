@@ -10,6 +10,7 @@
 #include "proc/supervisor.hpp"
 #include "state/members.hpp"
 #include "team/agent_end.hpp"
+#include "team/agent_screen.hpp"
 #include "team/agents.hpp"
 
 namespace team {
@@ -87,6 +88,8 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     // that this sends to this process waits in the Supervisor's blocked signals; should this
     // process die before the record, a look records the agent as lost.
     if (!pane_id.empty()) {
+        // What the pane rendered, kept for `team logs` once the pane is gone (team/agent_screen).
+        if (agent->log_file) keep_screen(client, pane_id, *agent->log_file);
         try {
             server.kill_pane(pane_id);
         } catch (const std::exception&) {

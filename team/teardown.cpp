@@ -16,6 +16,7 @@
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
 #include "state/teams.hpp"
+#include "team/agent_screen.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
 #include "tmux/server.hpp"
@@ -162,10 +163,11 @@ void Shutdowns::dissolve(const TeamRecord& team, const Caller& caller, const Tea
             append_activity(db, team.id, at, caller.id(), "team_dissolved", details);
         }
     });
-    // The records are gone; their pane logs go with them.
+    // The records are gone; their pane logs go with them, and the screens kept beside them.
     for (const auto& path : purged_logs) {
         std::error_code ec;
         std::filesystem::remove(path, ec);
+        std::filesystem::remove(screen_file(path), ec);
     }
 }
 

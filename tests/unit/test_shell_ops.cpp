@@ -66,3 +66,31 @@ TEST_CASE("run streams its output as progress and returns the command's exit cod
     CHECK(r.doc["exitStatus"] == Json{{"exitCode", 3}, {"signal", nullptr}});
     CHECK_FALSE(std::filesystem::exists(h.home));  // run needs no home
 }
+
+TEST_CASE("executions of a home without a store: none, and unknown ids are not found",
+          "[ops][executions]") {
+    Home h;
+    auto listed = h.run("list_executions", Json::object());
+    CHECK(listed.ok());
+    CHECK(listed.doc == Json({{"executions", Json::array()}}));
+    for (const char* op : {"execution_status", "terminate_execution"}) {
+        INFO(op);
+        auto r = h.run(op, {{"id", "bg-ffffff"}});
+        CHECK(r.exit_code == 3);
+        CHECK(r.doc["code"] == "not_found");
+        CHECK(r.doc["error"] == "Shell not found: bg-ffffff");
+    }
+    CHECK_FALSE(std::filesystem::exists(h.home));
+    auto missing = h.run("terminate_execution", Json::object());
+    CHECK(missing.exit_code == 2);
+}
+
+TEST_CASE("the executions are in the table by the names the HTTP face routes to", "[ops]") {
+    CHECK(find_operation("list_executions") != nullptr);
+    CHECK(find_operation("execution_status") != nullptr);
+    const Operation* terminate = find_operation("terminate_execution");
+    REQUIRE(terminate != nullptr);
+    CHECK(terminate->command == "shell terminate");
+    CHECK(find_command("shell terminate") == terminate);
+    CHECK(find_command("") == nullptr);  // the two without a command line verb
+}

@@ -312,3 +312,54 @@ TEST_CASE("Sessions: names are checked, unknown ones suggest a near one", "[sess
     CHECK_THROWS_WITH(sessions.close("app", std::chrono::milliseconds(10), "user"),
                       Catch::Contains("not found"));
 }
+
+TEST_CASE("a cancelled shell stays cancelled: no later end overwrites it", "[shells][executions]") {
+    Fixture fx;
+    fx.add_shell("bg-000001");
+    fx.shells.mark_running("bg-000001", 100, 7, 99, 6);
+    auto s = *fx.shells.find("bg-000001");
+    // A terminate records who asked and logs nothing yet (it logs its outcome itself).
+    fx.shells.request_kill(s, kStart + 1, "lead@web", nullptr);
+    CHECK(fx.shells.find("bg-000001")->kill_requested_by == "lead@web");
+    CHECK(fx.activity("execution_cancelled").empty());
+    fx.shells.request_kill(s, kStart + 2, "other@web", nullptr);  // the first one is kept
+    CHECK(fx.shells.find("bg-000001")->kill_requested_by == "lead@web");
+
+    auto details = [](const ShellRecord& r) { return nlohmann::json{{"status", str(r.status)}}; };
+    ShellEnd cancelled;
+    cancelled.status = ShellStatus::killed;
+    cancelled.at = kStart + 3;
+    cancelled.exit_code = 0;  // the command exited 0 on SIGINT
+    CHECK(fx.shells.mark_finished("bg-000001", cancelled, "lead@web", details).status ==
+          ShellStatus::killed);
+    for (auto status : {ShellStatus::completed, ShellStatus::failed, ShellStatus::timed_out}) {
+        ShellEnd later;
+        later.status = status;
+        later.at = kStart + 9;
+        later.exit_code = 1;
+        auto after = fx.shells.mark_finished("bg-000001", later, "supervisor", details);
+        CHECK(after.status == ShellStatus::killed);
+        CHECK(after.exit_code == 0);
+        CHECK(after.ended_at == kStart + 3);
+    }
+    CHECK(fx.activity("shell_exited").size() == 1);
+
+    fx.shells.log_cancelled(s, kStart + 4, "lead@web",
+                            {{"execution_id", "bg-000001"}, {"status", "terminated"}});
+    auto logged = fx.activity("execution_cancelled");
+    REQUIRE(logged.size() == 1);
+    CHECK(logged[0].details["status"] == "terminated");
+    CHECK(logged[0].actor == "lead@web");
+}
+
+TEST_CASE("a terminate's returncode: the exit code, or minus the signal", "[shells][executions]") {
+    ShellRecord s;
+    CHECK_FALSE(shells::returncode_of(s));
+    s.exit_code = 3;
+    CHECK(shells::returncode_of(s) == 3);
+    s.exit_code.reset();
+    s.signal = "SIGINT";
+    CHECK(shells::returncode_of(s) == -2);
+    s.signal = "SIGKILL";
+    CHECK(shells::returncode_of(s) == -9);
+}

@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "tests/support/fake_tmux.hpp"
+#include "tmux/capture.hpp"
 #include "tmux/server.hpp"
 
 using team::test::FakeTmux;
@@ -171,4 +172,23 @@ TEST_CASE("a long home gets a named socket instead of a path", "[tmux]") {
     CHECK(args[0] == "-L");
     CHECK(args[1].rfind("team-", 0) == 0);
     CHECK(args == TmuxServer::socket_args("/tmp/" + std::string(120, 'x')));  // stable
+}
+
+TEST_CASE("capture-pane: the screen or the history, colours kept, blanks at the ends left out",
+          "[tmux]") {
+    FakeTmux fake;
+    fake.expect({"capture-pane", "-p", "-e", "-J", "-t", "%3"},
+                ok("\x1b[31mred\x1b[39m   \n  indented  \n\n\n\n"));
+    fake.expect({"capture-pane", "-p", "-e", "-J", "-t", "%3", "-S", "-"}, ok("old\nnew\n"));
+    fake.expect({"capture-pane", "-p", "-e", "-J", "-t", "%3"}, ok("\n\n\n"));
+    fake.expect({"capture-pane", "-p", "-e", "-J", "-t", "%9"}, fail("can't find pane: %9\n"));
+    fake.expect({"capture-pane", "-p", "-e", "-J", "-t", "%3"}, fail("no server running on /s\n"));
+    fake.expect({"capture-pane", "-p", "-e", "-J", "-t", "%3"}, fail("something else\n"));
+    CHECK(capture_pane(fake, "%3", false) == "\x1b[31mred\x1b[39m\n  indented\n");
+    CHECK(capture_pane(fake, "%3", true) == "old\nnew\n");
+    CHECK(capture_pane(fake, "%3", false) == "");
+    CHECK_FALSE(capture_pane(fake, "%9", false));
+    CHECK_FALSE(capture_pane(fake, "%3", false));
+    CHECK_THROWS_WITH(capture_pane(fake, "%3", false), Catch::Contains("something else"));
+    CHECK(fake.done());
 }
