@@ -95,8 +95,8 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     };
     std::deque<Job> jobs;
     std::condition_variable jobs_ready;
-    std::size_t idle = 0;
-    std::size_t workers = 0;  // alive
+    std::size_t free_workers = 0;  // workers not running a call (those still starting included)
+    std::size_t workers = 0;       // alive
     std::thread heartbeat;
     std::unique_ptr<InboxPush> push;  // from notifications/initialized; the reader's thread only
 
@@ -138,16 +138,17 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         Cores cores;  // by the team a call names ("" for none)
         std::unique_lock lock(flights_mutex);
         for (;;) {
-            ++idle;
             jobs_ready.wait(lock, [&] { return stopping || !jobs.empty(); });
-            --idle;
             if (jobs.empty()) break;  // stopping
             Job job = std::move(jobs.front());
             jobs.pop_front();
+            --free_workers;
             lock.unlock();
             run_call(job.flight, *job.tool, job.call, cores);
             lock.lock();
+            ++free_workers;
         }
+        --free_workers;
         lock.unlock();
         cores.clear();  // connections closed before the server is told this worker is gone
         lock.lock();
@@ -234,11 +235,14 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         auto f = std::make_shared<Flight>(id, token);
         std::lock_guard lock(flights_mutex);
         if (stopping) return;
-        if (idle == jobs.size()) {  // every idle worker has a job waiting already
+        // Every free worker has a job waiting for it already (one just started may not have
+        // taken its own yet): this one gets a new worker.
+        if (free_workers <= jobs.size()) {
             try {
                 auto self = shared_from_this();  // kept while a worker outlives close()
                 std::thread([self] { self->work(); }).detach();
                 ++workers;
+                ++free_workers;
             } catch (const std::system_error& e) {
                 write(error_response(id, internal_error, std::string("no thread: ") + e.what()));
                 return;

@@ -457,7 +457,7 @@ test('spawn --preset wires team mcp into claude, codex and gemini, acting as the
   }
   const unknown = await home.team(['spawn', 'w-x', '--preset', 'claud']);
   assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /unknown preset "claud".*claude/);
+  assert.match(unknown.stderr, /unknown preset 'claud'.*claude/);
 }));
 
 test('a waiting inbox_read does not hold up other calls and wakes on a send from another process', withHome(async (home) => {
