@@ -533,21 +533,27 @@ test("the caller's new messages are pushed as Claude Code channel notifications,
 test('a cancelled call ends its wait and the server goes on', withHome(async (home) => {
   const { client, transport } = await home.client();
   await ok(client, 'team_create', { name: 'web', cwd: home.dir });
-  const threads = () => readdirSync(`/proc/${transport.pid}/task`).length;
-  await sleep(100);  // the thread of team_create has ended
-  const before = threads();
+  // The server's threads blocked in poll(2) (syscall 7): a call waiting on the store's change
+  // watch is one, and so is the inbox push (the channel), which always waits for the next
+  // commit; workers between calls wait on a condition variable, the reader in read(2).
+  const polling = () => readdirSync(`/proc/${transport.pid}/task`).filter((tid) => {
+    try {
+      return readFileSync(`/proc/${transport.pid}/task/${tid}/syscall`, 'utf8').split(' ')[0] === '7';
+    } catch {
+      return false;  // the thread ended
+    }
+  }).length;
+  const until = async (what, done) => {
+    for (let i = 0; i < 200 && !done(); i++) await sleep(25);
+    assert.ok(done(), what);
+  };
+  await until('only the inbox push waits', () => polling() === 1);
   const controller = new AbortController();
   const waiting = client.callTool({ name: 'inbox_read', arguments: { waitMs: 60000 } }, undefined, { signal: controller.signal });
-  await sleep(300);
-  assert.equal(threads(), before + 1, 'the waiting call has a thread');
+  await until('the waiting call waits in poll', () => polling() === 2);
   controller.abort('enough');
   await assert.rejects(waiting);
-  let left = threads();
-  for (let i = 0; i < 40 && left > before; i++) {
-    await sleep(25);
-    left = threads();
-  }
-  assert.equal(left, before, 'the cancelled wait did not end');
+  await until('the cancelled wait ended', () => polling() === 1);
   await ok(client, 'task_list', {});
 }));
 
