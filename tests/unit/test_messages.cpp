@@ -105,7 +105,7 @@ TEST_CASE("a refused send stores nothing", "[messages]") {
     CHECK(fx.all_ids() == before);
 }
 
-TEST_CASE("--all from the leader reaches every live member but the sender", "[messages]") {
+TEST_CASE("a send to all from the leader reaches every live member but the sender", "[messages]") {
     Fixture fx;
     fx.member("gone", "terminated");
     SendRequest r;
