@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/whole_file.hpp"
 #include "proc/process_table.hpp"
 
 namespace team::http {
@@ -24,22 +25,6 @@ std::string trim(std::string_view s) {
 
 bool is_token(const std::string& s) {
     return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
-// Writes `text` to `path` with mode 0600 through a temporary file and a rename, so a reader
-// never sees half of it.
-void write_private(const std::filesystem::path& path, const std::string& text) {
-    auto tmp = path;
-    tmp += ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) throw failed("cannot write " + tmp.string());
-    bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ok = ::fsync(fd) == 0 && ok;
-    ::close(fd);
-    if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-        ::unlink(tmp.c_str());
-        throw failed("cannot write " + path.string());
-    }
 }
 
 }  // namespace
@@ -59,7 +44,7 @@ std::string load_or_create_token(const std::filesystem::path& home) {
         token.push_back(hex[b >> 4]);
         token.push_back(hex[b & 15]);
     }
-    write_private(path, token + "\n");
+    replace_file(path, token + "\n", true);
     return token;
 }
 
@@ -115,7 +100,7 @@ bool host_allowed(std::string_view host, std::string_view listen_host) {
 void write_serve_record(const std::filesystem::path& home, const ServeRecord& record) {
     nlohmann::json doc = {
         {"url", record.url}, {"pid", record.pid}, {"startTime", record.start_time}};
-    write_private(home / "serve.json", doc.dump() + "\n");
+    replace_file(home / "serve.json", doc.dump() + "\n", true);
 }
 
 std::optional<ServeRecord> running_server(const std::filesystem::path& home) {

@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -389,6 +390,11 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
         bool waits = call.op->waits;
         auto job = [self = this->shared_from_this(), call = std::move(call), waits]() mutable {
             Answer a = run(call, !waits);
+            // A 500 is the server's failure, not the client's: say it where its operator looks.
+            if (a.status >= 500 && a.status != 504) {
+                std::fprintf(stderr, "team serve: %s failed: %s\n",
+                             std::string(call.op->name).c_str(), a.body.c_str());
+            }
             auto& ioc = self->shared_->ioc;
             // The connection's last reference goes back to the loop's thread with the answer.
             net::post(ioc,

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 
+#include "base/error.hpp"
 #include "base/text.hpp"
+#include "base/whole_file.hpp"
 #include "proc/detach.hpp"
 
 namespace team::shells {
@@ -43,12 +45,11 @@ void OutputFile::compact() {
     ssize_t n = ::pread(in, tail.data(), tail.size(), size_ - limit_);
     ::close(in);
     tail.resize(n > 0 ? static_cast<size_t>(n) : 0);
-    fs::path tmp = path_;
-    tmp += ".tmp";
-    int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    proc::write_all(out, tail);
-    ::close(out);
-    ::rename(tmp.c_str(), path_.c_str());
+    try {
+        replace_file(path_, tail);
+    } catch (const Error&) {
+        // the disk refused: the file keeps growing past its limit rather than losing output
+    }
     ::close(fd_);
     open();
 }

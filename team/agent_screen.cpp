@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/terminal_text.hpp"
+#include "base/whole_file.hpp"
 #include "tmux/capture.hpp"
 
 namespace team {
@@ -42,23 +43,7 @@ void keep_screen(tmux::Tmux& tmux, const std::string& pane_id, const fs::path& l
         if (!log_draws_screen(log_file)) return;
         auto text = tmux::capture_pane(tmux, pane_id, true);
         if (!text) return;
-        fs::path target = screen_file(log_file);
-        fs::path tmp = target;
-        tmp += ".tmp";
-        int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0) return;
-        std::size_t done = 0;
-        while (done < text->size()) {
-            ssize_t n = ::write(fd, text->data() + done, text->size() - done);
-            if (n <= 0) break;
-            done += static_cast<std::size_t>(n);
-        }
-        ::close(fd);
-        if (done == text->size()) {
-            fs::rename(tmp, target);
-        } else {
-            fs::remove(tmp);
-        }
+        replace_file(screen_file(log_file), *text);
     } catch (const std::exception&) {
         // tmux or the disk refused: the raw log stays, and reads stripped
     }

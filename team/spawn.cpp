@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "base/whole_file.hpp"
 #include "proc/pidfd.hpp"
 #include "proc/process_table.hpp"
 #include "proc/supervisor.hpp"
@@ -117,15 +118,7 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
 // A file only its user may read (a preset's settings), replaced whole.
 void write_private_file(const fs::path& path, const std::string& content) {
     fs::create_directories(path.parent_path());
-    fs::path temp = path;
-    temp += ".tmp";
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) throw failed("cannot write " + quote(path.string()) + ": " + std::strerror(errno));
-    bool whole =
-        ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
-    ::close(fd);
-    if (!whole) throw failed("cannot write " + quote(path.string()));
-    fs::rename(temp, path);
+    replace_file(path, content);
 }
 
 // Step 3: the log file, made here, private (SPEC 2): the pipe-pane that appends to it runs in

@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "base/text.hpp"
+#include "base/whole_file.hpp"
 
 namespace team::tmux {
 
@@ -125,15 +126,7 @@ void TmuxServer::exec_attach(const fs::path& home, const std::string& session,
 
 fs::path TmuxServer::ensure_config(const fs::path& home) {
     fs::path config = home / "tmux.conf";
-    if (!fs::exists(config)) {
-        fs::path tmp = config;
-        tmp += ".tmp" + std::to_string(::getpid());
-        {
-            std::ofstream out(tmp);
-            out << kConfig;
-        }
-        fs::rename(tmp, config);
-    }
+    if (!fs::exists(config)) replace_file(config, kConfig);
     return config;
 }
 

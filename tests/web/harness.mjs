@@ -98,6 +98,7 @@ export class Home {
     this.pages = [];
     this.contexts = [];
     this.console = []; // console errors and page errors of every page
+    this.serverErr = ''; // what team serve wrote on stderr, shown when a test fails
     this.requests = []; // every URL any page asked for
     // A server without the executions resource answers 404 once; the page then lists shells.
     this.allowedConsole = [/status of 404 .*\/api\/executions\/running/];
@@ -154,6 +155,7 @@ export class Home {
       };
       child.stdout.on('data', look);
       child.stderr.on('data', look);
+      child.stderr.on('data', (chunk) => { this.serverErr += chunk.toString('utf8'); });
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
         rej(new Error(`team serve ended (${code ?? signal}): ${out}`));
@@ -188,6 +190,12 @@ export class Home {
     });
     page.on('pageerror', (e) => this.console.push(`page error: ${e.message}`));
     page.on('request', (r) => this.requests.push(r.url()));
+    // A server error's body says what failed: kept beside the console's bare status line.
+    page.on('response', async (r) => {
+      if (r.status() < 500) return;
+      const body = await r.text().catch(() => '(no body)');
+      this.console.push(`server error ${r.status()} for ${r.url()}: ${body}`);
+    });
     this.pages.push(page);
     return page;
   }
@@ -215,6 +223,7 @@ export class Home {
       await this.pages[0].screenshot({ path: file, fullPage: true }).catch(() => {});
       console.error(`# screenshot of the failed test: ${file}`);
     }
+    if (failedName && this.serverErr) console.error(`# team serve's stderr:\n${this.serverErr}`);
     for (const c of this.contexts) await c.close().catch(() => {});
     await this.stopServer();
     // Shells still running are killed; the home's agents (and its tmux server) end with a
