@@ -40,7 +40,7 @@ std::size_t activity_count(const AgentsHome& h) {
 
 TEST_CASE(
     "serve: the token by Bearer or by the cookie of /?token= else 401 and the Host and CSRF checks",
-    "[serve]") {
+    "[serve][sanitize]") {
     AgentsHome h("srv-auth");
     Serve s(h);
     int port = s.port();
@@ -87,7 +87,8 @@ TEST_CASE(
     h.finish();
 }
 
-TEST_CASE("serve: the same JSON as the command line for list and status and agents", "[serve]") {
+TEST_CASE("serve: the same JSON as the command line for list and status and agents",
+          "[serve][sanitize]") {
     AgentsHome h("srv-same");
     h.spawn("w1", {"sleep", "300"});
     Serve s(h);
@@ -114,7 +115,8 @@ TEST_CASE("serve: the same JSON as the command line for list and status and agen
     h.finish();
 }
 
-TEST_CASE("serve: every route's happy path and a refusal with its status and code", "[serve]") {
+TEST_CASE("serve: every route's happy path and a refusal with its status and code",
+          "[serve][sanitize]") {
     AgentsHome h("srv-routes");
     Serve s(h);
     const std::string t = "/api/teams/srv-routes";
@@ -201,7 +203,7 @@ TEST_CASE("serve: every route's happy path and a refusal with its status and cod
     h.finish();
 }
 
-TEST_CASE("serve: the execution routes answer by the operations they name", "[serve]") {
+TEST_CASE("serve: the execution routes answer by the operations they name", "[serve][sanitize]") {
     AgentsHome h("srv-exec");
     Serve s(h);
     // Until the operations exist they are unknown (404); once they do, an unknown id is 404 too.
@@ -215,7 +217,8 @@ TEST_CASE("serve: the execution routes answer by the operations they name", "[se
     h.finish();
 }
 
-TEST_CASE("serve: events of commits by other processes resumed with Last-Event-ID", "[serve]") {
+TEST_CASE("serve: events of commits by other processes resumed with Last-Event-ID",
+          "[serve][sanitize]") {
     AgentsHome h("srv-events");
     Serve s(h);
     EventStream stream(s.port(), "/api/events", s.auth());
@@ -253,7 +256,8 @@ TEST_CASE("serve: events of commits by other processes resumed with Last-Event-I
     h.finish();
 }
 
-TEST_CASE("serve: garbage and oversized bodies and slow clients do not stop it", "[serve]") {
+TEST_CASE("serve: garbage and oversized bodies and slow clients do not stop it",
+          "[serve][sanitize]") {
     AgentsHome h("srv-robust");
     Serve s(h, {}, {{"TEAM_SERVE_HEADER_TIMEOUT_MS", "500"}});
     int port = s.port();
@@ -298,7 +302,7 @@ TEST_CASE("serve: garbage and oversized bodies and slow clients do not stop it",
     h.finish();
 }
 
-TEST_CASE("serve: hostile strings are refused (400) and change nothing", "[serve]") {
+TEST_CASE("serve: hostile strings are refused (400) and change nothing", "[serve][sanitize]") {
     AgentsHome h("srv-hostile");
     Serve s(h);
     auto before_teams = cli_json(h, {"list"});
@@ -335,7 +339,7 @@ TEST_CASE("serve: hostile strings are refused (400) and change nothing", "[serve
     h.finish();
 }
 
-TEST_CASE("serve: a kill through the API ends the agent's whole tree", "[serve]") {
+TEST_CASE("serve: a kill through the API ends the agent's whole tree", "[serve][sanitize]") {
     AgentsHome h("srv-kill");
     auto doc = h.spawn("tree", {"sh", "-c", "sleep 300 & setsid sleep 301 & wait"});
     pid_t pid = doc["pid"];
@@ -355,7 +359,8 @@ TEST_CASE("serve: a kill through the API ends the agent's whole tree", "[serve]"
     h.finish();
 }
 
-TEST_CASE("serve: SIGTERM stops it within a second with streams and waits open", "[serve]") {
+TEST_CASE("serve: SIGTERM stops it within a second with streams and waits open",
+          "[serve][sanitize]") {
     AgentsHome h("srv-term");
     Serve s(h);
     EventStream stream(s.port(), "/api/events", s.auth());
@@ -373,7 +378,8 @@ TEST_CASE("serve: SIGTERM stops it within a second with streams and waits open",
     h.finish();
 }
 
-TEST_CASE("serve: a port in use is a clear error and --url names the running one", "[serve]") {
+TEST_CASE("serve: a port in use is a clear error and --url names the running one",
+          "[serve][sanitize]") {
     AgentsHome h("srv-port");
     auto none = h.run({"serve", "--url"});
     CHECK(none.exit_code == 3);

@@ -5,7 +5,7 @@
 // process it starts; afterwards the home's tmux server is killed and no process carrying the
 // marker may be left, even when the test failed.
 //
-// Run: TEAM_BINARY=build/team node tests/mcp/run.mjs   (ctest runs it: label `mcp`)
+// Run: TEAM_BINARY=build/team node tests/mcp/run.mjs   (ctest runs it: label `mcp-sanitize`)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
@@ -19,7 +19,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const TEAM = resolve(process.env.TEAM_BINARY ?? join(here, '../../build/team'));
+const TEAM = resolve(process.env.TEAM_BINARY ?? process.env.TEAM_DEFAULT_BINARY ?? join(here, '../../build/team'));
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
