@@ -171,11 +171,13 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     processes_.terminate_tree(agent_target(store_.home(), agent, false), SIGTERM, o.grace, true);
     if (!await_end(agent.id, clock_.steady() + kSupervisorWait)) {
         finish_here(team, agent.id, caller.id());
-    } else if (agent.pane_id && agent.supervisor_pid) {
+    } else if (agent.pane_id && agent.supervisor_pid &&
+               tmux::TmuxServer::server_alive(store_.home())) {
         // The supervisor removes its pane before it records the end, but the `tmux kill-pane`
         // it runs for that is below it, in the tree this command was still ending: the last
         // sweep of the tree can kill it, and the pane stays (remain-on-exit). Whatever is left
-        // of the pane goes here.
+        // of the pane goes here. When the server is gone (the team's last agent reaped it),
+        // no pane is left and no tmux client need start: a connect() answers that.
         try {
             tmux::TmuxServer server(tmux_);
             server.kill_pane_run_by(server.list_panes(), *agent.pane_id, team.name,
