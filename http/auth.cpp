@@ -1,6 +1,5 @@
 #include "http/auth.hpp"
 
-#include <fcntl.h>
 #include <sys/random.h>
 #include <unistd.h>
 

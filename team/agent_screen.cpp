@@ -1,7 +1,5 @@
 #include "team/agent_screen.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <sstream>

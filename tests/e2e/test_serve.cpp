@@ -2,12 +2,9 @@
 // of its own temporary home (its own tmux server), talks to it over plain sockets
 // (tests/support/http_client.hpp), and ends it.
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -18,8 +15,10 @@
 using team::test::AgentsHome;
 using team::test::bound;
 using team::test::connect_to;
+using team::test::connect_unix;
 using team::test::EventStream;
 using team::test::eventually;
+using team::test::exchange;
 using team::test::Headers;
 using team::test::raw_request;
 using team::test::request_text;
@@ -409,24 +408,6 @@ TEST_CASE("serve: a port in use is a clear error and --url names the running one
     h.finish();
 }
 
-namespace {
-
-// One request over a unix socket, the whole answer read (the server closes after it).
-team::test::HttpResponse unix_request(const std::filesystem::path& socket, const std::string& raw) {
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket.c_str());
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    team::test::send_all(fd, raw);
-    auto data = team::test::read_until(fd, team::test::response_complete, bound(10000));
-    ::close(fd);
-    return team::test::parse_response(data);
-}
-
-}  // namespace
-
 TEST_CASE("serve: --unix serves the same API on a private socket and removes it at the end",
           "[serve][sanitize]") {
     AgentsHome h("srv-unix");
@@ -437,12 +418,13 @@ TEST_CASE("serve: --unix serves the same API on a private socket and removes it 
     CHECK((perms & std::filesystem::perms::all) ==
           (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
     // A token is asked for here too; with it, the answer is the TCP listener's.
-    auto refused = unix_request(socket, "GET /api/teams HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    auto refused =
+        exchange(connect_unix(socket), "GET /api/teams HTTP/1.1\r\nHost: localhost\r\n\r\n");
     CHECK(refused.status == 401);
-    auto answer = unix_request(socket,
-                               "GET /api/teams HTTP/1.1\r\nHost: localhost\r\n"
-                               "Authorization: Bearer " +
-                                   s.token() + "\r\n\r\n");
+    auto answer = exchange(connect_unix(socket),
+                           "GET /api/teams HTTP/1.1\r\nHost: localhost\r\n"
+                           "Authorization: Bearer " +
+                               s.token() + "\r\n\r\n");
     REQUIRE(answer.status == 200);
     CHECK(answer.json() == s.get("/api/teams").json());
     CHECK(answer.json()[0]["name"] == "srv-unix");

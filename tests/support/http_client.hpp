@@ -7,10 +7,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -118,14 +120,31 @@ inline bool response_complete(const std::string& raw) {
     return parse_response(raw).status != 0;
 }
 
-// Sends `raw` as is and reads one response.
-inline HttpResponse raw_request(int port, const std::string& raw, int ms = bound(10000)) {
-    int fd = connect_to(port);
+// A connected socket to the unix socket at `path`; -1 when refused.
+inline int connect_unix(const std::string& path) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+// Sends `raw` as is on the connected socket `fd`, reads one response and closes it.
+inline HttpResponse exchange(int fd, const std::string& raw, int ms = bound(10000)) {
     if (fd < 0) return {};
     send_all(fd, raw);
     auto data = read_until(fd, response_complete, ms);
     ::close(fd);
     return parse_response(data);
+}
+
+// Sends `raw` as is to 127.0.0.1:port and reads one response.
+inline HttpResponse raw_request(int port, const std::string& raw, int ms = bound(10000)) {
+    return exchange(connect_to(port), raw, ms);
 }
 
 inline std::string request_text(const std::string& method, const std::string& target,
