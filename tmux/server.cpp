@@ -249,31 +249,23 @@ bool TmuxServer::kill_session(const std::string& session) {
 }
 
 void TmuxServer::type_text(const std::string& pane_id, const std::string& text, bool press_enter) {
-    if (text.find('\n') != std::string::npos) {
-        // Several lines: one paste, so no line is sent on its own before the rest arrives.
+    // One paste, in one tmux call: no line is sent on its own before the rest arrives, and a
+    // program that asked for bracketed paste (Claude Code, readline) is told where the paste
+    // ends, so the Enter after it is a key of its own, however busy the program is when it
+    // reads them. (Typed as keys, a busy program could read the text and the Enter in one go
+    // and take the Enter for part of a paste: the line stayed in its input box, unsent.)
+    if (!text.empty()) {  // (tmux refuses an empty buffer: an empty text is just the Enter)
         unsigned char bytes[6];
         (void)!::getrandom(bytes, sizeof bytes, 0);
         std::string buffer = "team-prompt-";
         for (unsigned char b : bytes) buffer += "0123456789abcdef"[b & 15];
-        checked({"load-buffer", "-b", buffer, "-"}, text);
-        checked({"paste-buffer", "-p", "-d", "-b", buffer, "-t", pane_id});
-    } else {
-        constexpr size_t kChunk = 4096;
-        for (size_t start = 0; start < text.size();) {
-            size_t end = std::min(text.size(), start + kChunk);
-            // Never cut inside a UTF-8 character: back up over continuation bytes.
-            while (end < text.size() && end > start &&
-                   (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
-                --end;
-            }
-            checked({"send-keys", "-t", pane_id, "-l", "--",
-                     tmux_literal(text.substr(start, end - start))});
-            start = end;
-        }
+        checked({"load-buffer", "-b", buffer, "-", ";", "paste-buffer", "-p", "-d", "-b", buffer,
+                 "-t", pane_id},
+                text);
     }
     if (press_enter) {
-        // A separate call after a moment: some programs take an Enter that arrives with the
-        // text as part of a paste.
+        // A separate call after a moment: a program without bracketed paste may take an Enter
+        // that arrives with the text as part of it.
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
         checked({"send-keys", "-t", pane_id, "Enter"});
     }

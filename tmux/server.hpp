@@ -58,8 +58,8 @@ class TmuxServer {
     // server goes with its last session (exit-empty).
     bool kill_session(const std::string& session);
 
-    // Types `text` into the pane as a person would: literally, in chunks of at most 4 KB cut on
-    // UTF-8 boundaries; multi-line text through a paste buffer. Then Enter, separately.
+    // Types `text` into the pane as a person pasting it would: through a paste buffer, bracketed
+    // when the program asked for bracketed paste, in one tmux call. Then Enter, separately.
     void type_text(const std::string& pane_id, const std::string& text, bool press_enter);
 
   private:

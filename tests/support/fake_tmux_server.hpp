@@ -6,6 +6,7 @@
 // `team __agent` a real pane runs) as soon as the pane exists.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -41,6 +42,21 @@ class FakeTmuxServer final : public tmux::Tmux {
 
     tmux::TmuxResult run(const std::vector<std::string>& args, std::string_view input) override {
         ++calls_;
+        // A paste (load-buffer ... ; paste-buffer ...): one command after the other, as tmux
+        // runs them; the first that fails ends the chain. (A pane's opening chains its setup
+        // the same way; open() reads that chain whole.)
+        auto separator = std::find(args.begin(), args.end(), ";");
+        if (args.at(0) == "load-buffer" && separator != args.end()) {
+            auto first = one(std::vector<std::string>(args.begin(), separator), input);
+            if (first.exit_code != 0) return first;
+            --calls_;
+            return run(std::vector<std::string>(separator + 1, args.end()), {});
+        }
+        return one(args, input);
+    }
+
+  private:
+    tmux::TmuxResult one(const std::vector<std::string>& args, std::string_view input) {
         const std::string& verb = args.at(0);
         if (verb == "split-window" || verb == "new-session") return open(args);
         if (verb == "list-panes") {
@@ -86,7 +102,6 @@ class FakeTmuxServer final : public tmux::Tmux {
         return {};  // has-session, select-pane, set-option...: nothing to model
     }
 
-  private:
     static tmux::TmuxResult no_server() { return {1, "", "no server running on /fake\n"}; }
 
     tmux::TmuxResult open(const std::vector<std::string>& args) {

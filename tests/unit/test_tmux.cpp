@@ -131,19 +131,7 @@ TEST_CASE("list-panes output is read field by field", "[tmux]") {
     CHECK(server.list_panes().empty());  // no server: no panes
 }
 
-TEST_CASE("typing is literal, chunked on UTF-8 boundaries, Enter apart", "[tmux]") {
-    FakeTmux fake;
-    std::string text(4095, 'a');
-    text += "é;";  // the 2-byte character straddles the 4096-byte chunk boundary
-    fake.expect({"send-keys", "-t", "%4", "-l", "--", std::string(4095, 'a')});
-    fake.expect({"send-keys", "-t", "%4", "-l", "--", "é\\;"});
-    fake.expect({"send-keys", "-t", "%4", "Enter"});
-    TmuxServer server(fake);
-    server.type_text("%4", text, true);
-    CHECK(fake.done());
-}
-
-TEST_CASE("several lines are pasted from a buffer in one go", "[tmux]") {
+TEST_CASE("text is pasted from a buffer in one tmux call, bracketed, Enter apart", "[tmux]") {
     // The buffer name is random: a plain recorder checks the shape of the calls.
     struct Recorder final : team::tmux::Tmux {
         std::vector<std::vector<std::string>> calls;
@@ -153,16 +141,22 @@ TEST_CASE("several lines are pasted from a buffer in one go", "[tmux]") {
             inputs.emplace_back(input);
             return {};
         }
-    } recorder;
-    TmuxServer pasting(recorder);
-    pasting.type_text("%2", "one\ntwo;\n", false);
-    REQUIRE(recorder.calls.size() == 2);
-    CHECK(recorder.calls[0][0] == "load-buffer");
-    CHECK(recorder.calls[0].back() == "-");
-    CHECK(recorder.inputs[0] == "one\ntwo;\n");
-    auto buffer = recorder.calls[0][2];
-    CHECK(recorder.calls[1] ==
-          std::vector<std::string>{"paste-buffer", "-p", "-d", "-b", buffer, "-t", "%2"});
+    };
+    for (std::string text : {std::string("one\ntwo;\n"), std::string(4095, 'a') + "é;"}) {
+        Recorder recorder;
+        TmuxServer pasting(recorder);
+        pasting.type_text("%2", text, true);
+        REQUIRE(recorder.calls.size() == 2);
+        const auto& paste = recorder.calls[0];
+        REQUIRE(paste.size() == 12);
+        CHECK(paste[0] == "load-buffer");
+        CHECK(paste[3] == "-");
+        CHECK(recorder.inputs[0] == text);  // the bytes as given: no key names, no escaping
+        auto buffer = paste[2];
+        CHECK(std::vector<std::string>(paste.begin() + 4, paste.end()) ==
+              std::vector<std::string>{";", "paste-buffer", "-p", "-d", "-b", buffer, "-t", "%2"});
+        CHECK(recorder.calls[1] == std::vector<std::string>{"send-keys", "-t", "%2", "Enter"});
+    }
 }
 
 TEST_CASE("a long home gets a named socket instead of a path", "[tmux]") {
