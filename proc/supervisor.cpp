@@ -344,6 +344,7 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
                     wake = true;
                     continue;
                 }
+                if (sig == SIGHUP) outcome.hung_up = true;
                 if (!child_done_) {
                     outcome.interrupted = true;
                     end_tree(sig == SIGINT ? SIGINT : SIGTERM, spec_.grace);

@@ -74,6 +74,7 @@ struct RunOutcome {
     ExitStatus status;
     bool timed_out = false;    // the supervisor's timeout ended it
     bool interrupted = false;  // SIGTERM, SIGINT or SIGHUP to the supervisor ended it
+    bool hung_up = false;      // a SIGHUP reached the supervisor (its terminal went)
 };
 
 // The same, or a `failed` error that says why not ("command not found", "not an executable

@@ -1,4 +1,5 @@
 // The supervisor inside each agent's pane: the body of the hidden `team __agent ID`.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -82,6 +83,11 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     }
 
     proc::RunOutcome outcome = supervisor.run([](std::string_view) {});
+    // A hangup waiting now (blocked, so it stays pending) came before this process closed its own
+    // pane: the pane was closed from outside, and the agent died of that (of the hangup, or of
+    // reading a terminal that had gone), whatever its status says.
+    sigset_t pending;
+    bool hung_up = ::sigpending(&pending) == 0 && ::sigismember(&pending, SIGHUP) == 1;
 
     // The pane goes with its agent, before the record says the agent ended: whoever sees the end
     // sees no pane of it left (the session and the server go with their last pane). The hangup
@@ -101,8 +107,21 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         if (!now || !now->live()) return;
         std::optional<std::string> signal;
         if (outcome.status.signal) signal = proc::signal_name(*outcome.status.signal);
-        finish_agent(store, *now, clock.now(),
-                     {"exited", outcome.status.exit_code, signal, now->id_string(), {}, {}});
+        // SPEC 4 keeps `exited` for an end of the agent's own. A hangup is its pane closed from
+        // outside (tmux kill-pane, the server killed): this supervisor was interrupted and
+        // ended the tree, or the agent died of it first. No stop of ours sends SIGHUP.
+        bool from_outside = outcome.interrupted || outcome.hung_up || hung_up ||
+                            (outcome.status.signal && *outcome.status.signal == SIGHUP);
+        if (from_outside) {
+            // Its status says what the hangup (or this supervisor's SIGTERM after it) did, not
+            // how the agent ended: `lost` carries neither, as SPEC 4 has it.
+            finish_agent(store, *now, clock.now(),
+                         {"lost", std::nullopt, std::nullopt, "team", {},
+                          {{"cause", "its pane was closed from outside"}}});
+        } else {
+            finish_agent(store, *now, clock.now(),
+                         {"exited", outcome.status.exit_code, signal, now->id_string(), {}, {}});
+        }
     });
     return 0;
 }
