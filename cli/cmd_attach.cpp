@@ -18,7 +18,7 @@ void add_attach_command(CLI::App& app) {
             tmux::TmuxServer::exec_attach(ctx.store().home(), r.doc["session"], r.doc["paneId"]);
         },
         {},
-        [](nlohmann::json&) {
+        [](const Context&, nlohmann::json&) {
             // Only a terminal can attach; asked before anything is looked up.
             if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) {
                 throw refused(

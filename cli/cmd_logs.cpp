@@ -40,8 +40,9 @@ void add_logs_command(CLI::App& app) {
             if (!r.doc.is_object()) return;
             if (r.doc.contains("screen")) {
                 write_raw(for_reader(ctx, r.doc["screen"].get<std::string>()));
-            } else if (r.doc["source"] == "log") {
-                write_raw(r.doc["output"].get<std::string>());  // the log as it is (or --raw)
+            } else if (r.doc["source"] == "log" || r.doc["source"] == "raw") {
+                // The log as it is (plain when this output has no colour), or --raw.
+                write_raw(r.doc["output"].get<std::string>());
             } else {
                 write_raw(for_reader(ctx, r.doc["output"].get<std::string>()));
             }
@@ -61,6 +62,13 @@ void add_logs_command(CLI::App& app) {
                           event["source"].get<std::string>() + ") ---\n" +
                           for_reader(ctx, event["screen"].get<std::string>()));
             }
+        },
+        [](const Context& ctx, nlohmann::json& values) {
+            // No colour asked (--no-color, NO_COLOR): no escapes in the text, --json included.
+            // A person's view has none off a terminal either; JSON keeps the colours as data
+            // unless asked. --raw asks for the bytes as they are.
+            bool plain = ctx.out().json() ? ctx.options().no_color : !ctx.out().color();
+            if (plain && !values.value("raw", false)) values["plain"] = true;
         });
     cmd->footer(
         "A full-screen agent's log (cursor movement, the alternate screen) is shown as tmux\n"

@@ -25,7 +25,7 @@ void add_send_command(CLI::App& app) {
             }
         },
         {},
-        [](nlohmann::json& values) {
+        [](const Context&, nlohmann::json& values) {
             // `team send --all TEXT`: the one word given is the text ('-': stdin).
             if (values.value("all", false) && values.contains("to") && !values.contains("text")) {
                 values["text"] = text_argument(values["to"].get<std::string>());

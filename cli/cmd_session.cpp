@@ -26,7 +26,7 @@ void warn(const Context& ctx, const nlohmann::json& warnings) {
 
 // The COMMAND-STRING given as a lone "-" is read from standard input (the command line's own
 // syntax); the core joins the words with spaces.
-void command_from_stdin(nlohmann::json& values) {
+void command_from_stdin(const Context&, nlohmann::json& values) {
     auto words = values.find("command");
     if (words == values.end() || words->size() != 1 || (*words)[0] != "-") return;
     std::string text = text_argument("-");

@@ -51,7 +51,7 @@ CLI::App* add_operation(CLI::App& parent, const ops::Operation& op, Printer prin
         ops::Progress report;
         if (progress) report = [&](const nlohmann::json& event) { progress(ctx, event); };
         nlohmann::json values = collect(op, *slots);
-        if (adjust) adjust(values);
+        if (adjust) adjust(ctx, values);
         ops::Result r = ops::invoke(ctx, op, values, ops::Naming::cli, report);
         if (ctx.out().json()) {
             // A following operation has printed its stream as progress: no document after it.

@@ -25,8 +25,9 @@ using ProgressPrinter = std::function<void(Context&, const nlohmann::json& event
 // Declares `op` as a subcommand of `parent` named by the last of its command words. Returns the
 // subcommand, for the command file's footer.
 // The command line's own syntax, applied to the collected values before they go to the core
-// (`team send --all TEXT` gives its text where a recipient would stand).
-using Adjust = std::function<void(nlohmann::json& values)>;
+// (`team send --all TEXT` gives its text where a recipient would stand; `team logs` asks for
+// plain text when this output has no colour).
+using Adjust = std::function<void(const Context&, nlohmann::json& values)>;
 
 CLI::App* add_operation(CLI::App& parent, const ops::Operation& op, Printer print,
                         ProgressPrinter progress = {}, Adjust adjust = {});

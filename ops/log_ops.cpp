@@ -44,20 +44,22 @@ std::string last_lines(const std::string& text, long long lines) {
 }
 
 void check_log_flags(const Args& args) {
-    if (args.flag("screen") && args.flag("raw")) {
-        throw usage_error(args.label("screen") + " and " + args.label("raw") +
-                          " ask for different things: give one");
+    for (const char* other : {"screen", "plain"}) {
+        if (args.flag(other) && args.flag("raw")) {
+            throw usage_error(args.label(other) + " and " + args.label("raw") +
+                              " ask for different things: give one");
+        }
     }
 }
 
 nlohmann::json screen_doc(const AgentRecord& agent, const std::string& screen,
-                          const std::string& source) {
+                          const std::string& source, bool plain) {
     return {{"name", agent.name},
             {"agentId", agent.id_string()},
             {"paneId", agent.pane_id ? nlohmann::json(*agent.pane_id) : nullptr},
             {"live", source == "pane"},
             {"source", source},
-            {"screen", screen}};
+            {"screen", plain ? strip_escapes(screen) : screen}};
 }
 
 // The screen now (while the pane lives), else the rendering kept when the pane went.
@@ -82,12 +84,13 @@ Result follow_screen(Request& r, const AgentRecord& agent, long long lines) {
     ChangeWatch store_watch(r.core.store().home());
     std::string last;
     bool first = true;
+    bool plain = r.args.flag("plain");
     auto emit = [&](const AgentRecord& now, const std::string& screen, const std::string& source) {
         std::string text = last_lines(screen, lines);
         if (!first && text == last) return;
         first = false;
         last = text;
-        if (r.progress) r.progress(screen_doc(now, text, source));
+        if (r.progress) r.progress(screen_doc(now, text, source, plain));
     };
     for (;;) {
         auto now = load_agent(r.core.store(), agent.id);
@@ -110,8 +113,12 @@ Result follow_screen(Request& r, const AgentRecord& agent, long long lines) {
 Result follow_raw(Request& r, const AgentRecord& agent, const std::string& all, long long lines) {
     std::string path = agent.log_file.value_or("");
     std::size_t offset = all.size();
+    // --plain (not --raw): each chunk without its escapes. A chunk may end inside an escape;
+    // strip_escapes drops an unfinished one, so a sequence cut in two may leave its tail.
+    bool plain = r.args.flag("plain") && !r.args.flag("raw");
     auto emit = [&](const std::string& chunk) {
-        if (!chunk.empty() && r.progress) r.progress({{"output", chunk}});
+        if (chunk.empty() || !r.progress) return;
+        r.progress({{"output", plain ? strip_escapes(chunk) : chunk}});
     };
     emit(last_lines(all, lines));
     std::filesystem::path file(path);
@@ -147,7 +154,8 @@ Result agent_logs(Request& r) {
             throw refused("agent " + quote(agent.name) +
                           " has no pane and no screen of it was kept; see team logs " + agent.name);
         }
-        return Result(screen_doc(agent, last_lines(screen->first, lines), screen->second));
+        return Result(screen_doc(agent, last_lines(screen->first, lines), screen->second,
+                                 r.args.flag("plain")));
     }
     std::string path = agent.log_file.value_or("");
     std::string all = read_from(path, 0);
@@ -159,10 +167,12 @@ Result agent_logs(Request& r) {
         }
         return follow_raw(r, agent, all, lines);
     }
-    ReadableLog log = raw ? ReadableLog{all, "log"} : readable_log(tmux, agent, all);
+    ReadableLog log = raw ? ReadableLog{all, "raw"} : readable_log(tmux, agent, all);
+    std::string output = last_lines(log.text, lines);
+    if (r.args.flag("plain") && !raw) output = strip_escapes(output);
     return Result({{"agentId", agent.id_string()},
                    {"logFile", path},
-                   {"output", last_lines(log.text, lines)},
+                   {"output", output},
                    {"source", log.source}});
 }
 
@@ -196,6 +206,10 @@ const Operation agent_logs_op{
              .type = Type::boolean,
              .help = "the pane's raw bytes, terminal escapes included, even of a full-screen "
                      "agent"},
+            {.name = "plain",
+             .type = Type::boolean,
+             .help = "text without terminal escapes: no colours (the command line asks for it "
+                     "when its output has none: --no-color, NO_COLOR, not a terminal)"},
         },
     .access = Access::read,
     .waits = true,

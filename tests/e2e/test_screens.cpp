@@ -221,3 +221,51 @@ TEST_CASE("logs --screen --follow prints a frame on every change until the agent
     CHECK(plain_text(frames));
     h.finish();
 }
+
+// Issue 24: --no-color means no escape in what is printed, whatever the source: a program that
+// prints in colour and ends at once (its log is printed as it is), and a screen as JSON.
+TEST_CASE("logs --no-color: no colour codes in a short-lived program's log or in --screen --json",
+          "[agents][screens]") {
+    TeamHome h("sc-nocolor");
+    spawn(h, "tint",
+          write_script(h, "tint.sh", "printf '\\033[0m\\033[31mRED-WORD\\033[0m plain\\n'\n"));
+    REQUIRE(terminated(h, "tint"));
+    auto human = h.run({"logs", "tint", "--no-color"});
+    REQUIRE(human.exit_code == 0);
+    CHECK(human.out == "RED-WORD plain\n");
+    auto json = h.run({"logs", "tint", "--json", "--no-color"}).json();
+    CHECK(json["source"] == "log");
+    CHECK(json["output"] == "RED-WORD plain\n");
+    // JSON keeps the colours as data unless asked; NO_COLOR asks as --no-color does.
+    CHECK(contains(h.run({"logs", "tint", "--json"}).json()["output"].get<std::string>(), "\x1b[31m"));
+    auto env = h.run({"logs", "tint", "--json"}, {{"NO_COLOR", "1"}}).json();
+    CHECK(env["output"] == "RED-WORD plain\n");
+    // --raw is the bytes, and refuses --plain.
+    auto raw = h.run({"logs", "tint", "--raw", "--json", "--no-color"}).json();
+    CHECK(raw["source"] == "raw");
+    CHECK(contains(raw["output"].get<std::string>(), "\x1b[31m"));
+    CHECK(h.run({"logs", "tint", "--raw", "--plain"}).exit_code == 2);
+
+    // A full-screen program's screen, kept after its end, as JSON without colour.
+    // (It ends once its drawing is in its log, which the pane writes on its own time: a
+    // screen is kept only for a log that draws one.)
+    fs::path go = h.env.dir() / "go";
+    spawn(h, "painter",
+          write_script(h, "painter.sh",
+                       "printf '\033[2J\033[H\033[32mGREEN-WORD\033[0m painted\n'\n"
+                       "while [ ! -e " + sq(go) + " ]; do sleep 0.05; done\n"));
+    REQUIRE(eventually(
+        [&] { return contains(h.run({"logs", "painter", "--raw"}).out, "GREEN-WORD"); }));
+    std::ofstream(go) << "";
+    REQUIRE(terminated(h, "painter"));
+    auto screen = h.run({"logs", "painter", "--screen", "--json", "--no-color"});
+    INFO(screen.out << screen.err);
+    REQUIRE(screen.exit_code == 0);
+    CHECK(screen.json()["source"] == "kept");
+    std::string text = screen.json()["screen"];
+    CHECK(contains(text, "GREEN-WORD painted"));
+    CHECK(plain_text(text));
+    auto coloured = h.run({"logs", "painter", "--screen", "--json"}).json();
+    CHECK(contains(coloured["screen"].get<std::string>(), "32m"));
+    h.finish();
+}
