@@ -86,7 +86,8 @@ const std::vector<Spec>& specs() {
                      .param = "grace",
                      .convert = Convert::millis,
                      .help = "milliseconds between SIGTERM and SIGKILL (default 5000)"},
-                    {.tool = "reassignTo", .param = "reassign_to"}},
+                    {.tool = "reassignTo", .param = "reassign_to"},
+                    {.tool = "noNotify", .param = "no_notify"}},
          .bound = "timeout"},
         {.tool = "shutdown_respond", .command = "shutdown approve"},  // see respond_call
         {.tool = "shutdown_status", .command = "shutdown status"},

@@ -26,6 +26,7 @@ Result spawn_agent(Request& r) {
     request.env = r.args.strings("env");
     request.argv = r.args.strings("command");
     request.preset = r.args.optional_string("preset");
+    request.notify = r.args.flag("notify");
     Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
     AgentRecord a = agents.spawn(*r.team, r.caller(), request);
     return Result({{"agentId", a.id_string()},
@@ -118,6 +119,10 @@ const Operation spawn_agent_op{
              .help = "claude, codex or gemini: wire `team mcp` and the team's instructions into "
                      "that coding agent (CMD may then be left out)",
              .placeholder = "PRESET"},
+            {.name = "notify",
+             .type = Type::boolean,
+             .help = "also tell it of a shutdown request by a notice typed into its pane (on "
+                     "with --preset)"},
             {.name = "command",
              .type = Type::command,
              .help = "the command and its arguments, executed as given (never through a shell)",

@@ -7,6 +7,26 @@ namespace team::ops {
 
 namespace {
 
+// --notify / --no-notify: typed into the pane as asked; neither: as the agent's record says.
+std::optional<bool> notify_choice(const Args& a) {
+    if (a.flag("notify") && a.flag("no_notify")) {
+        throw usage_error(a.label("notify") + " and " + a.label("no_notify") +
+                          " ask for different things: give one");
+    }
+    if (a.flag("notify")) return true;
+    if (a.flag("no_notify")) return false;
+    return std::nullopt;
+}
+
+const Param kNotify{.name = "notify",
+                    .type = Type::boolean,
+                    .help = "also type a notice of the request into the agent's pane, so an idle "
+                            "coding agent reads its inbox (on for agents spawned with --preset "
+                            "or --notify)"};
+const Param kNoNotify{.name = "no_notify",
+                      .type = Type::boolean,
+                      .help = "type no notice into the pane, even for a preset's agent"};
+
 Result kill_agent(Request& r) {
     const auto& a = r.args;
     KillOptions k;
@@ -18,6 +38,7 @@ Result kill_agent(Request& r) {
     k.force_after = a.duration("force_after");
     if (auto grace = a.duration("grace")) k.grace = *grace;
     k.reassign_to = a.optional_string("reassign_to");  // given empty: a bad name, not the pool
+    k.notify = notify_choice(a);
     KillResult result =
         Shutdowns(r.core.store(), r.core.clock(), r.core.tmux()).kill(*r.team, r.caller(), k);
     return {to_json(result), result.exit_code};
@@ -58,7 +79,7 @@ const Operation kill_agent_op{
                {.name = "wait",
                 .type = Type::boolean,
                 .help = "block until the agent confirmed (and has ended), rejected (exit 4) or "
-                        "was force-killed"},
+                        "was force-killed; an agent already shutting down: wait on its request"},
                {.name = "timeout",
                 .type = Type::duration,
                 .help = "with --wait (implied): exit 124 when DUR runs out, phase as it stands",
@@ -76,7 +97,9 @@ const Operation kill_agent_op{
                {.name = "reassign_to",
                 .help = "give its unfinished tasks to this member (still pending) instead of the "
                         "pool",
-                .placeholder = "NAME"}},
+                .placeholder = "NAME"},
+               kNotify,
+               kNoNotify},
     .access = Access::write,
     .leader_only = true,
     .leader_action = "kill agents",
@@ -130,6 +153,7 @@ Result teardown(Request& r) {
     if (auto grace = a.duration("grace")) t.grace = *grace;
     t.reason = a.string("reason");
     t.purge = a.flag("purge");
+    t.notify = notify_choice(a);
     const TeamRecord& team = *r.team;
     if (r.progress) {
         r.progress({{"event", "teardown"},
@@ -227,7 +251,9 @@ const Operation teardown_op{
                 .placeholder = "TEXT"},
                {.name = "purge",
                 .type = Type::boolean,
-                .help = "also delete the team's records and pane logs"}},
+                .help = "also delete the team's records and pane logs"},
+               kNotify,
+               kNoNotify},
     .access = Access::write,
     .leader_only = true,
     .leader_action = "tear down the team",

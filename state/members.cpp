@@ -38,16 +38,17 @@ AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
     a.spawn_error = column_or_null<std::string>(row.getColumn(21));
     a.spawner_pid = column_or_null<std::int64_t>(row.getColumn(22));
     a.spawner_start = column_or_null<std::int64_t>(row.getColumn(23));
+    a.notify = row.getColumn(24).getInt() != 0;
     return a;
 }
 
 const char* const kAgentColumns = R"sql(
     id, name, role, is_leader, status, pane_id, pid, color, command, cwd, created_at,
     terminated_at, exit_code, signal, exit_reason, team_id, env, pid_start_time, supervisor_pid,
-    supervisor_start, log_file, spawn_error, spawner_pid, spawner_start
+    supervisor_start, log_file, spawn_error, spawner_pid, spawner_start, notify
 )sql";
 // How many columns kAgentColumns has: a query's own columns come after them.
-constexpr int kAgentColumnCount = 24;
+constexpr int kAgentColumnCount = 25;
 
 }  // namespace
 
@@ -136,8 +137,8 @@ std::vector<std::string> live_member_colors(Store& store, std::int64_t team_id) 
 std::int64_t insert_spawning_agent(Store& store, const AgentRecord& agent, const Spawner& spawner) {
     SQLite::Statement insert(store.db(), R"sql(
         INSERT INTO agents (team_id, name, role, status, color, command, cwd, env, created_at,
-                            spawner_pid, spawner_start)
-        VALUES (?, ?, ?, 'spawning', ?, ?, ?, ?, ?, ?, ?)
+                            spawner_pid, spawner_start, notify)
+        VALUES (?, ?, ?, 'spawning', ?, ?, ?, ?, ?, ?, ?, ?)
     )sql");
     insert.bind(1, agent.team_id);
     insert.bind(2, agent.name);
@@ -149,6 +150,7 @@ std::int64_t insert_spawning_agent(Store& store, const AgentRecord& agent, const
     insert.bind(8, agent.created_at);
     insert.bind(9, spawner.pid);
     insert.bind(10, spawner.start);
+    insert.bind(11, agent.notify ? 1 : 0);
     insert.exec();
     return store.db().getLastInsertRowid();
 }

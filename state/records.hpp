@@ -57,6 +57,8 @@ struct AgentRecord {
     // schema 7).
     std::optional<std::int64_t> spawner_pid, spawner_start;
     std::optional<std::string> log_file, spawn_error;
+    // Told of a shutdown request in its pane too (a preset's agent, or `spawn --notify`).
+    bool notify = false;
 
     std::string id_string() const { return name + "@" + team; }
     bool live() const { return status != AgentStatus::terminated; }

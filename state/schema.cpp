@@ -250,6 +250,12 @@ ALTER TABLE agents ADD COLUMN spawner_pid INTEGER;
 ALTER TABLE agents ADD COLUMN spawner_start INTEGER;
 ALTER TABLE shutdown_requests ADD COLUMN force_at_boot INTEGER;
 )sql",
+
+    // 8: an agent that is told of a shutdown request in its pane too (a notice typed as `send
+    // --notify` types one): 1 for the agents of a preset, which do not read their inbox unasked.
+    R"sql(
+ALTER TABLE agents ADD COLUMN notify INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

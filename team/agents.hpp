@@ -33,6 +33,8 @@ struct SpawnRequest {
     std::vector<std::string> argv;  // may be empty with a preset (its program)
     // Wires `team mcp` and the agent instructions into a known coding agent (team/presets).
     std::optional<std::string> preset;
+    // Tell it of shutdown requests in its pane too (always so with a preset): AgentRecord::notify.
+    bool notify = false;
 };
 
 // The pool of agent colours, in the order they are handed out.

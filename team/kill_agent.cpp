@@ -67,11 +67,12 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
                                const AgentRecord& agent, const KillOptions& o,
                                std::optional<TeamLock>& lock) {
     if (agent.status == AgentStatus::shutting_down) {
+        if (o.wait || o.timeout) return await_pending(team, agent, o, lock);
         auto open = newest_open_request(store_, agent.id);
         throw refused("agent " + quote(agent.name) + " is already shutting down" +
                       (open ? " (request " + open->id_string() + ", phase " + str(open->phase) + ")"
                             : std::string()) +
-                      "; use --force to end it now");
+                      "; wait for it with --wait, or use --force to end it now");
     }
     if (agent.status != AgentStatus::active) {
         throw refused("agent " + quote(agent.name) + " is still starting; use --force to end it");
@@ -102,10 +103,46 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
     result.method = ShutdownMethod::graceful;
     result.phase = request.phase;
     result.request_id = request.id_string();
+    // After the commit: an agent that reads its inbox at the notice finds the request there.
+    if (wants_notice(agent, o.notify)) {
+        result.notify_error = type_shutdown_notice(tmux_, agent, request);
+        result.notified = !result.notify_error;
+    }
     if (!o.wait && !o.timeout) return result;
+    lock.reset();  // waiting needs no lock: other commands on the team go on meanwhile
+    return await_answer(team, agent, request, o, std::move(result));
+}
 
-    // Waiting needs no lock: other commands on the team go on meanwhile.
+KillResult Shutdowns::await_pending(const TeamRecord& team, const AgentRecord& agent,
+                                    const KillOptions& o, std::optional<TeamLock>& lock) {
+    auto open = newest_open_request(store_, agent.id);
+    if (!open) throw refused("agent " + quote(agent.name) + " is no longer shutting down");
+    if (o.force_after) {
+        // A deadline for the request under way: brought forward, never pushed back.
+        Deadline deadline = deadline_after(clock_, *o.force_after);
+        store_.write([&] {
+            bring_deadline_forward(store_, agent.id, deadline.wall, deadline.boot,
+                                   static_cast<std::int64_t>(o.grace.count()));
+            wake_supervisor(processes_, agent);
+        });
+    }
+    KillResult result;
+    result.agent_id = agent.id_string();
+    result.method = ShutdownMethod::graceful;
+    result.phase = open->phase;
+    result.request_id = open->id_string();
+    // The request was noticed (or not) when it was made: typed again only when asked.
+    if (o.notify.value_or(false)) {
+        result.notify_error = type_shutdown_notice(tmux_, agent, *open);
+        result.notified = !result.notify_error;
+    }
     lock.reset();
+    return await_answer(team, agent, *open, o, std::move(result));
+}
+
+KillResult Shutdowns::await_answer(const TeamRecord& team, const AgentRecord& agent,
+                                   ShutdownRequest request, const KillOptions& o,
+                                   KillResult result) {
     ChangeWatch watch(store_.home());
     auto deadline = o.timeout ? clock_.steady() + *o.timeout : SteadyClock::time_point::max();
     auto supervisor = live_supervisor(processes_, agent);

@@ -1,5 +1,53 @@
 // Stopping agents (SPEC 7) and tearing a team down (SPEC 3).
 //
+// The stop path, step by step: who writes each transition, and how the next writer learns of it.
+// Three kinds of process take part: the leader's command (kill-agent, teardown), the agent (its
+// `team shutdown ...` commands, or `team mcp`'s shutdown_respond acting as it), and the agent's
+// pane supervisor (`team __agent ID`, the parent of the agent's process in its pane).
+//
+//  step              agent status / request phase          written by          then
+//  ----------------  ------------------------------------  ------------------  -------------------
+//  request           active -> shutting_down; requested,   leader's command    a notice typed into
+//                    shutdown_request in the agent's       (one tx)            the pane (--notify,
+//                    inbox                                                     a preset's agents);
+//                                                                              --force-after:
+//                                                                              SIGUSR1 to the
+//                                                                              supervisor (in tx)
+//  approve           requested -> approved,                the agent (one tx)  -
+//                    shutdown_approved to the leader
+//  reject            -> rejected (closed); back to         the agent (one tx)  a --wait returns 4
+//                    active; shutdown_rejected to leader
+//  confirm           -> confirmed                          the agent (one tx)  SIGUSR1 to the
+//                                                                              supervisor (in tx)
+//  end, confirmed    tree SIGTERM, SIGKILL after grace;    the supervisor      finish_agent: one
+//                    pane closed; terminated (confirmed)   (stop plan: now)    tx; tasks back, the
+//                                                                              request closed,
+//                                                                              shutdown_confirmed
+//  deadline due      forced_at set, tree ended;            the supervisor      finish_agent
+//                    terminated (force_killed)             (stop plan: timer)
+//  force             a forced request; tree ended          leader's command    waits for the
+//                                                          (SIGTERM+SIGCONT,   supervisor's record
+//                                                          SIGKILL at grace)   (kSupervisorWait),
+//                                                                              else finish_here
+//  own exit          terminated (exited; confirmed once    the supervisor      finish_agent
+//                    approved; force_killed once forced)
+//  pane closed       terminated (lost): a hangup, not an   the supervisor      finish_agent
+//  from outside      end of its own
+//  supervisor gone   terminated (lost); leftovers killed   the next command    reconcile
+//                                                          that looks
+//
+// Every end goes through finish_agent, which changes nothing for an agent already terminated: when
+// the leader's command and the supervisor race to record one end, the first commit wins and the
+// second is a no-op. The exit reason follows from the requests, not from who writes: a forced
+// request makes it force_killed, an approved or confirmed one confirmed.
+//
+// The hand-over (kSupervisorWait, 2 s): after a force has ended the tree, the supervisor normally
+// records the end within milliseconds (it is woken by its child's exit). The leader's command
+// waits on the supervisor's pidfd and the store's commits, not on the clock, and returns the
+// moment both the record and the supervisor's exit are seen. The 2 s bound is only for a
+// supervisor that cannot act (SIGSTOPped, or in the grace of a hangup after its pane was killed
+// from outside): then the leader's command kills it and records the end itself (finish_here).
+//
 // Graceful: `kill-agent` stores a shutdown request, sends `shutdown_request` to the agent's inbox
 // and sets it `shutting_down`; the agent answers with `shutdown approve` or `reject`, and
 // confirms with `shutdown confirm` or by exiting. The agent's pane supervisor ends its process
@@ -47,6 +95,9 @@ struct KillOptions {
     std::optional<std::chrono::milliseconds> force_after;
     std::chrono::milliseconds grace{5000};
     std::optional<std::string> reassign_to;
+    // Graceful: a notice typed into the agent's pane too, so that an idle coding agent reads
+    // its inbox; unset: as its record says (AgentRecord::notify, on for a preset's agents).
+    std::optional<bool> notify;
 };
 
 // SPEC 7's result. `exit_code` is the process exit code it stands for (0, 4 for a rejection
@@ -60,6 +111,9 @@ struct KillResult {
     std::string request_id;
     std::optional<std::string> error;
     std::optional<std::string> exit_reason;  // once the agent is terminated
+    // Whether the notice reached the pane, when one was typed; and why not.
+    std::optional<bool> notified;
+    std::optional<std::string> notify_error;
     int exit_code = 0;
 };
 
@@ -69,6 +123,7 @@ struct TeardownOptions {
     std::chrono::milliseconds grace{30000};
     std::string reason;
     bool purge = false;
+    std::optional<bool> notify;  // as KillOptions::notify, for every agent asked
 };
 
 struct TeardownRow {
@@ -128,6 +183,12 @@ class Shutdowns {
                         const KillOptions& options, std::optional<TeamLock>& lock);
     KillResult force(const TeamRecord& team, const Caller& caller, const AgentRecord& agent,
                      const KillOptions& options);
+    // kill-agent --wait on an agent already shutting down: waits on its open request.
+    KillResult await_pending(const TeamRecord& team, const AgentRecord& agent,
+                             const KillOptions& options, std::optional<TeamLock>& lock);
+    // Until the request is rejected or closed (the agent ended), or the timeout: the result.
+    KillResult await_answer(const TeamRecord& team, const AgentRecord& agent,
+                            ShutdownRequest request, const KillOptions& options, KillResult result);
     // Waits until the agent is terminated and its supervisor has exited, or `deadline`.
     bool await_end(std::int64_t agent_id, std::chrono::steady_clock::time_point deadline);
     // The agent's end when its supervisor could not record it: kills what is left of it,

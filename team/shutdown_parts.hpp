@@ -62,6 +62,15 @@ ShutdownRequest request_shutdown(Store& store, const TeamRecord& team, const Cal
                                  const std::optional<std::string>& reassign_to,
                                  const std::string& text, bool teardown);
 
+// Whether a graceful request to `agent` is also typed into its pane: as asked, else as its
+// record says.
+bool wants_notice(const AgentRecord& agent, std::optional<bool> asked);
+
+// Types the notice of `request` into the agent's pane (never its reason: nothing a requester
+// writes reaches a terminal). Returns why not when it could not; never throws.
+std::optional<std::string> type_shutdown_notice(tmux::Tmux& tmux, const AgentRecord& agent,
+                                                const ShutdownRequest& request);
+
 // An agent's row in teardown's result, from its newest request.
 TeardownRow teardown_row(Store& store, const AgentRecord& agent);
 

@@ -118,6 +118,28 @@ ShutdownRequest request_shutdown(Store& store, const TeamRecord& team, const Cal
     return request;
 }
 
+bool wants_notice(const AgentRecord& agent, std::optional<bool> asked) {
+    return asked.value_or(agent.notify);
+}
+
+std::optional<std::string> type_shutdown_notice(tmux::Tmux& tmux, const AgentRecord& agent,
+                                                const ShutdownRequest& request) {
+    if (!agent.pane_id) return agent.name + " has no pane to type into";
+    // Worded for a coding agent that sits idle at its prompt: it takes the line as a prompt,
+    // reads its inbox and answers through the team's tools (or the command line).
+    std::string line = "[team] shutdown requested by " + request.requested_by + " (request " +
+                       request.id_string() +
+                       "): read your team inbox now (the inbox_read tool, or team inbox "
+                       "--unread) and answer it: approve and then confirm when your step is "
+                       "done, or reject with a reason";
+    try {
+        tmux::TmuxServer(tmux).type_text(*agent.pane_id, line, true);
+        return std::nullopt;
+    } catch (const std::exception& e) {
+        return std::string(e.what());
+    }
+}
+
 // An agent's row in teardown's result, from its newest request.
 TeardownRow teardown_row(Store& store, const AgentRecord& agent) {
     TeardownRow row;
@@ -162,6 +184,8 @@ nlohmann::json to_json(const KillResult& r) {
         {"success", r.success},  {"agentId", r.agent_id},           {"method", str(r.method)},
         {"phase", str(r.phase)}, {"reassignedTasks", r.reassigned}, {"requestId", r.request_id}};
     if (r.exit_reason) j["exitReason"] = *r.exit_reason;
+    if (r.notified) j["notified"] = *r.notified;
+    if (r.notify_error) j["notifyError"] = *r.notify_error;
     if (r.error) j["error"] = *r.error;
     return j;
 }

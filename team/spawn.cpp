@@ -209,6 +209,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
     agent.command = request.argv;
     agent.cwd = cwd;
     agent.env = request.env;
+    agent.notify = request.notify || request.preset.has_value();
     agent.created_at = clock_.now();
     agent.status = AgentStatus::spawning;
     insert_record(store_, *this, team, request, agent);

@@ -41,7 +41,9 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
 
     EpochMs now = clock_.now();
     Deadline deadline_at = deadline_after(clock_, o.grace);
+    std::vector<std::pair<AgentRecord, ShutdownRequest>> asked;  // the new requests
     store_.write([&] {
+        asked.clear();
         if (!team_is_active(store_, team.id)) {
             throw refused("team " + quote(team.name) + " is already dissolved");
         }
@@ -54,18 +56,23 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
                 continue;
             }
             set_agent_shutting_down(store_, agent.id);
-            request_shutdown(store_, team, caller, agent, o.reason, now, deadline_at,
+            auto request = request_shutdown(store_, team, caller, agent, o.reason, now, deadline_at,
                              kTeardownKillGrace, std::nullopt,
                              "the team is being torn down by " + caller.id() +
                                  (o.reason.empty() ? std::string() : ": " + o.reason) +
                                  ". Finish, then 'team shutdown confirm' (or exit) within " +
                                  seconds_text(o.grace) + "; after that you are force-killed.",
                              true);
+            asked.emplace_back(agent, request);
         }
         // Each supervisor enforces the deadline too, whatever happens to this command: woken
         // before the commit, which it waits for.
         for (const auto& agent : live) wake_supervisor(processes_, agent);
     });
+    // After the commit, as kill-agent does: an idle coding agent reads its inbox at the notice.
+    for (const auto& [agent, request] : asked) {
+        if (wants_notice(agent, o.notify)) type_shutdown_notice(tmux_, agent, request);
+    }
 
     TeardownResult result;
     std::vector<bool> reported(live.size(), false);

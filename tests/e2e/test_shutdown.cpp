@@ -655,3 +655,111 @@ TEST_CASE("shutdown: a --force-after deadline still holds after a rejection", "[
     h.check_nothing_left();
     h.finish();
 }
+
+// Issue 24: a graceful stop reaches an agent that does not read its inbox unasked. The agent
+// here reads one line from its terminal, as a coding agent idle at its prompt does, keeps it,
+// and looks at its inbox at that moment: the request must already be there.
+TEST_CASE("shutdown: kill-agent --notify types a notice into the pane after the request is stored",
+          "[shutdown][notify]") {
+    Home h("sd-notify");
+    auto out = h.env.dir() / "typed";
+    std::string script = "IFS= read -r line; \"$TEAM_BIN\" inbox --unread --json > " +
+                         sq(out.string() + ".inbox") + "; printf '%s\\n' \"$line\" > " +
+                         sq(out.string()) + "; exec sleep 1000";
+    h.spawn_script("reader", script);
+    auto r = h.ok({"kill-agent", "reader", "--notify"});
+    CHECK(r["phase"] == "requested");
+    CHECK(r["notified"] == true);
+    REQUIRE(eventually([&] { return fs::exists(out) && fs::file_size(out) > 0; }));
+    std::string typed = team::test::slurp(out);
+    CHECK_THAT(typed, Catch::StartsWith("[team] shutdown requested by " + h.id("leader")));
+    CHECK_THAT(typed, Catch::Contains("(request " + r["requestId"].get<std::string>() + ")"));
+    CHECK_THAT(typed, Catch::Contains("inbox_read"));
+    auto inbox = Json::parse(team::test::slurp(out.string() + ".inbox"));
+    REQUIRE(inbox.size() == 1);
+    CHECK(inbox[0]["type"] == "shutdown_request");
+    CHECK(inbox[0]["data"]["requestId"] == r["requestId"]);
+
+    // The reason never reaches the terminal: only the fixed notice is typed.
+    h.spawn_script("second", script);
+    auto hostile = h.ok({"kill-agent", "second", "--notify", "--reason", "$(touch /tmp/x); rm"});
+    CHECK(hostile["notified"] == true);
+    REQUIRE(eventually([&] { return fs::exists(out) && team::test::slurp(out).find(
+                                 hostile["requestId"].get<std::string>() + ")") !=
+                                 std::string::npos; }));
+    CHECK(team::test::slurp(out).find("touch") == std::string::npos);
+
+    // Without --notify an agent of no preset gets nothing typed; --notify with --no-notify is
+    // refused, nothing changed.
+    h.spawn("quiet", {"sleep", "1000"});
+    check_refused(h, {"kill-agent", "quiet", "--notify", "--no-notify"}, 2, {}, "--no-notify");
+    auto plain = h.ok({"kill-agent", "quiet"});
+    CHECK(!plain.contains("notified"));
+    for (const char* name : {"reader", "second", "quiet"}) {
+        h.ok({"kill-agent", name, "--force", "--grace", "1s"});
+    }
+    h.check_nothing_left();
+    h.finish();
+}
+
+TEST_CASE("shutdown: a preset's agent gets the notice without --notify, and --no-notify holds",
+          "[shutdown][notify]") {
+    Home h("sd-notify-preset");
+    // The preset's flags follow the program: a script that takes them and reads its terminal.
+    auto out = h.env.dir() / "typed";
+    auto program = h.env.dir() / "fake-claude";
+    {
+        std::ofstream f(program);
+        f << "#!/bin/sh\nIFS= read -r line; printf '%s\\n' \"$line\" >> " << sq(out.string())
+          << "; exec sleep 1000\n";
+    }
+    fs::permissions(program, fs::perms::owner_all);
+    for (const char* name : {"pre", "hushed"}) {
+        auto doc = h.ok({"spawn", name, "--env", h.mark.entry(), "--preset", "claude", "--",
+                         program.string()});
+        REQUIRE(doc["pid"].is_number_integer());
+    }
+    auto r = h.ok({"kill-agent", "pre"});
+    CHECK(r["notified"] == true);
+    REQUIRE(eventually([&] { return fs::exists(out) && fs::file_size(out) > 0; }));
+    CHECK_THAT(team::test::slurp(out), Catch::StartsWith("[team] shutdown requested"));
+
+    auto hushed = h.ok({"kill-agent", "hushed", "--no-notify"});
+    CHECK(!hushed.contains("notified"));
+    // teardown notices every preset agent it asks: only 'hushed' is still live and it already
+    // has its request, so nothing more is typed; the file holds the one notice.
+    h.ok({"teardown", "--grace", "300ms"});
+    CHECK(team::test::slurp(out).find("request " + hushed["requestId"].get<std::string>()) ==
+          std::string::npos);
+    h.check_nothing_left();
+    h.finish();
+}
+
+TEST_CASE("shutdown: kill-agent --wait waits on a request already pending", "[shutdown][notify]") {
+    Home h("sd-pending");
+    h.spawn("later", {"sleep", "1000"});
+    auto first = h.ok({"kill-agent", "later"});
+    REQUIRE(first["phase"] == "requested");
+    // Without --wait a second graceful kill is still refused; with it, it waits on the request.
+    check_refused(h, {"kill-agent", "later"}, 4, {}, "--wait");
+    auto timed = h.json_run({"kill-agent", "later", "--wait", "--timeout", "200ms"});
+    CHECK(timed.exit_code == 124);
+    CHECK(timed.json()["requestId"] == first["requestId"]);
+    CHECK(timed.json()["phase"] == "requested");
+    CHECK(h.requests_for("later") == 1);  // no second request
+
+    auto waiter = h.env.start({"kill-agent", "later", "--wait", "--timeout", "20s", "--json"},
+                              h.extra());
+    REQUIRE(eventually([&] { return team::test::watching(waiter.pid()); }));
+    h.ok({"shutdown", "confirm"}, h.as("later"));
+    auto r = waiter.wait();
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    auto doc = Json::parse(r.out);
+    CHECK(doc["requestId"] == first["requestId"]);
+    CHECK(doc["phase"] == "confirmed");
+    CHECK(doc["exitReason"] == "confirmed");
+    CHECK(h.agent("later")["status"] == "terminated");
+    h.check_nothing_left();
+    h.finish();
+}

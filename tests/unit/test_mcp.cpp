@@ -203,7 +203,7 @@ TEST_CASE("mcp: kill_agent, kill_shell, inbox_read and agent_spawn take SPEC 12'
           "[mcp]") {
     CHECK(properties(*find_tool("kill_agent")) ==
           std::set<std::string>{"teamName", "agentId", "force", "reason", "wait", "timeoutMs",
-                                "forceAfterMs", "graceMs", "reassignTo"});
+                                "forceAfterMs", "graceMs", "reassignTo", "notify", "noNotify"});
     CHECK(find_tool("kill_agent")->input_schema["required"] == Json{"agentId"});
     CHECK(properties(*find_tool("kill_shell")) ==
           std::set<std::string>{"shell_id", "signal", "force", "timeout"});
