@@ -158,7 +158,7 @@ export const scenarios = {
     const agent = await home.spawnClaude('w1', fake, { args: ['Build it.'] });
     const pids = await until(() => {
       const t = tree(agent.pid);
-      return t.some((p) => /^sleep\0300/.test(cmdline(p))) && t;
+      return t.some((p) => cmdline(p) === 'sleep\x00300\x00') && t;
     }, WAIT, 'the long Bash in the agent\'s tree');
     const r = await home.team(['kill-agent', 'w1', '--force', '--json']);
     assert.equal(r.code, 0, r.stderr + r.stdout);

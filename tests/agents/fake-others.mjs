@@ -1,7 +1,6 @@
-// Scripted fakes of the model APIs of Codex (OpenAI's Responses API, POST /v1/responses) and
-// Gemini CLI (Gemini's :streamGenerateContent?alt=sse) on 127.0.0.1. As fake-anthropic.mjs does
-// for Claude Code, each answers the agent's requests with the step its `brain` decides from the
-// conversation: here the brain gets {tools: [names], calls: [{name, args, result}], text} and
+// A scripted fake of the model API of Codex (OpenAI's Responses API, POST /v1/responses) on
+// 127.0.0.1. As fake-anthropic.mjs does for Claude Code, it answers the agent's requests with the
+// step its `brain` decides from the conversation: here the brain gets {tools: [names], calls: [{name, args, result}], text} and
 // returns {tool, input} or {text}.
 import { createServer } from 'node:http';
 
@@ -124,57 +123,6 @@ export class FakeOpenAI extends FakeBase {
     send('response.completed', {
       response: { id, usage: { input_tokens: 100, input_tokens_details: null, output_tokens: 20, output_tokens_details: null, total_tokens: 120 } },
     });
-    res.end();
-  }
-}
-
-// Gemini CLI: POST /v1beta/models/MODEL:streamGenerateContent?alt=sse. A team tool is a function
-// `mcp_team_<tool>`; its result comes back as a functionResponse part.
-export class FakeGemini extends FakeBase {
-  async answer(req, res, url, body) {
-    if (req.method !== 'POST' || !/:(stream)?[gG]enerateContent|:countTokens/.test(url)) return this.unknown(req, res);
-    if (url.includes(':countTokens')) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"totalTokens":100}');
-      return;
-    }
-    const tools = (body.tools ?? []).flatMap((t) => (t.functionDeclarations ?? []).map((f) => f.name));
-    const calls = [];
-    const texts = [];
-    for (const content of body.contents ?? []) {
-      for (const part of content.parts ?? []) {
-        if (part.functionCall) calls.push({ name: part.functionCall.name, args: part.functionCall.args, result: undefined });
-        else if (part.functionResponse) {
-          const call = [...calls].reverse().find((c) => c.name === part.functionResponse.name && c.result === undefined);
-          if (call) call.result = JSON.stringify(part.functionResponse.response);
-        } else if (part.text && content.role === 'user') texts.push(part.text);
-      }
-    }
-    const conversation = { tools, calls, text: texts.join('\n'), body };
-    const streamed = url.includes('streamGenerateContent');
-    if (tools.length === 0) {  // a side request (a title, a check): text
-      this.other.push(`POST ${url.split('?')[0]}`);
-      return this.reply(res, streamed, [{ text: 'ok' }]);
-    }
-    this.seen(conversation);
-    const step = (await this.brain(conversation)) ?? { text: 'done' };
-    const parts = step.tool ? [{ functionCall: { name: step.tool, args: step.input ?? {} } }] : [{ text: step.text }];
-    this.reply(res, streamed, parts);
-  }
-
-  reply(res, streamed, parts) {
-    const doc = {
-      candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
-      usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120 },
-      modelVersion: 'gemini-2.5-flash',
-    };
-    if (!streamed) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(doc));
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.write(`data: ${JSON.stringify(doc)}\n\n`);
     res.end();
   }
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
@@ -14,15 +14,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const TEAM = resolve(process.env.TEAM_BINARY ?? process.env.TEAM_DEFAULT_BINARY ?? join(here, '../../build/team'));
 export const CLAUDE = join(here, 'node_modules/@anthropic-ai/claude-code/bin/claude.exe');
 export const CODEX = join(here, 'node_modules/.bin/codex');
-export const GEMINI = join(here, 'node_modules/.bin/gemini');
 
 // The fake key: Claude Code asks once whether to use a key from the environment, unless its last
 // 20 characters are already approved in its config.
 export const FAKE_KEY = 'sk-ant-api03-team-tests-fake-key-0123456789abcdefghijklmnop';
-
-// A directory no other user may write to, for homes whose agent refuses files below a directory
-// writable by others (Gemini CLI's system settings: /tmp is).
-export const PRIVATE_BASE = process.env.TEAM_AGENTS_PRIVATE_TMP ?? join(homedir(), '.cache', 'team-agent-tests');
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -213,9 +208,10 @@ export function withHome(body, options = {}) {
       await body(home);
     } catch (e) {
       failure = e;
-      const panes = await home.tmux(['list-panes', '-a', '-F', '#{pane_id}']);
-      for (const pane of panes.stdout.split('\n').filter(Boolean)) {
-        console.error(`---- the screen of ${pane} ----\n${await home.screen(pane)}`);
+      const agents = await home.team(['agents', '--all', '--json']);
+      for (const a of agents.code === 0 ? JSON.parse(agents.stdout) : []) {
+        const logs = await home.team(['logs', a.name, '-n', '40']);
+        console.error(`---- ${a.name} (${a.status} ${a.exitReason ?? ''}): team logs ----\n${logs.stdout}${logs.stderr}`);
       }
     }
     try {

@@ -5,9 +5,9 @@
 //
 // Run: TEAM_BINARY=build/team node tests/agents/run.mjs ['claude: the work through MCP']
 import { test } from 'node:test';
-import { PRIVATE_BASE, withHome } from './harness.mjs';
+import { withHome } from './harness.mjs';
 import { scenarios as claude } from './claude.mjs';
-import { privateHomes, scenarios as others } from './others.mjs';
+import { scenarios as others } from './others.mjs';
 
 const all = { ...claude, ...others };
 const wanted = process.argv.slice(2);
@@ -18,5 +18,5 @@ for (const name of wanted) {
   }
 }
 for (const [name, body] of Object.entries(all)) {
-  if (wanted.length === 0 || wanted.includes(name)) test(name, { timeout: 240000 }, withHome(body, privateHomes.has(name) ? { base: PRIVATE_BASE } : {}));
+  if (wanted.length === 0 || wanted.includes(name)) test(name, { timeout: 240000 }, withHome(body));
 }
