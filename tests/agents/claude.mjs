@@ -10,7 +10,7 @@ import { existsSync, join, readFileSync, tree, until } from './harness.mjs';
 const WAIT = Number(process.env.TEAM_AGENTS_WAIT_MS ?? 90000);  // the bound of every wait on the agent: Claude Code starts in 2-10 s, slower under load
 
 // A fake model for one home, stopped by its cleanup.
-async function model(home, brain) {
+export async function model(home, brain) {
   const fake = await new FakeAnthropic(brain).start();
   home.cleanups.push(() => fake.stop());
   return fake;
@@ -18,7 +18,7 @@ async function model(home, brain) {
 
 // Waits until Claude Code's input box is on the agent's screen: it reads what is typed from then
 // on, as a person would wait before typing (nothing else tells that the full-screen program is ready).
-async function ready(home, agent) {
+export async function ready(home, agent) {
   await until(async () => /for shortcuts|\u276f|^>\s/m.test(await home.screen(agent.paneId)), WAIT,
     `Claude Code's input box in ${agent.name}'s pane`);
 }
@@ -195,7 +195,7 @@ export const scenarios = {
 };
 
 // Claude Code's log of the `team` MCP server (under HOME/.cache/claude-cli-nodejs/PROJECT/).
-function mcpLog(home) {
+export function mcpLog(home) {
   const base = join(home.dir, '.cache', 'claude-cli-nodejs');
   let text = '';
   try {
@@ -210,7 +210,7 @@ function mcpLog(home) {
   return text;
 }
 
-function cmdline(pid) {
+export function cmdline(pid) {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'latin1');
   } catch {

@@ -223,12 +223,13 @@ export class FakeAnthropic {
         return;
       }
       const conversation = new Conversation(body);
-      this.requests.push({ at: performance.now(), path, conversation });
+      const record = { at: performance.now(), path, conversation };
+      this.requests.push(record);
       for (const w of [...this.waiters]) {
         if (w.predicate(conversation)) {
           clearTimeout(w.timer);
           this.waiters = this.waiters.filter((x) => x !== w);
-          w.resolve({ conversation });
+          w.resolve(record);
         }
       }
       const step = (await this.brain(conversation)) ?? { text: 'Done.' };

@@ -49,7 +49,7 @@ class FakeBase {
       if (w.predicate(conversation)) {
         clearTimeout(w.timer);
         this.waiters = this.waiters.filter((x) => x !== w);
-        w.resolve({ conversation });
+        w.resolve(this.requests.at(-1));
       }
     }
   }
