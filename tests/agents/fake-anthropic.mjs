@@ -53,20 +53,26 @@ export class Conversation {
   }
 
   // What was typed or pushed since the model's last step: the text blocks after the last
-  // assistant message, without tool results and without Claude Code's system reminders.
+  // assistant message, without tool results and without Claude Code's own notes.
   get typed() {
     let i = this.messages.length;
     while (i > 0 && this.messages[i - 1].role !== 'assistant') i--;
-    const texts = [];
-    for (const m of this.messages.slice(i)) {
-      if (m.role !== 'user') continue;  // Claude Code's own notes (its agent types) are 'system'
-      if (typeof m.content === 'string') texts.push(m.content);
-      else if (Array.isArray(m.content)) for (const b of m.content) if (b.type === 'text') texts.push(b.text);
+    return this.messages.slice(i).map(typedText).join('\n');
+  }
+
+  // The index of the last message whose typed text matches `pattern` (-1: none).
+  lastTyped(pattern) {
+    for (let i = this.messages.length - 1; i >= 0; i--) if (pattern.test(typedText(this.messages[i]))) return i;
+    return -1;
+  }
+
+  // The index of the last assistant message that called `tool` (-1: none).
+  lastCalled(tool) {
+    for (let i = this.messages.length - 1; i >= 0; i--) {
+      const m = this.messages[i];
+      if (m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_use' && b.name === tool)) return i;
     }
-    return texts
-      .filter((t) => !t.startsWith('# MCP Server Instructions'))  // the servers' instructions, once connected
-      .join('\n')
-      .replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '');
+    return -1;
   }
 
   // Every user-side text of the conversation.
@@ -85,6 +91,19 @@ export class Conversation {
   has(tool) {
     return this.tools.includes(tool);
   }
+}
+
+// The text a person typed or a server pushed in a message: its text blocks, without tool results,
+// Claude Code's system reminders, its notes (role 'system': its agent types) and the MCP servers'
+// instructions it adds once they have connected.
+function typedText(m) {
+  if (m.role !== 'user') return '';
+  const blocks = typeof m.content === 'string' ? [m.content]
+    : Array.isArray(m.content) ? m.content.filter((b) => b.type === 'text').map((b) => b.text) : [];
+  return blocks
+    .filter((t) => !t.startsWith('# MCP Server Instructions'))
+    .join('\n')
+    .replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '');
 }
 
 let ids = 0;

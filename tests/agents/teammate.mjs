@@ -42,7 +42,9 @@ export function teammate({ work = [], done = 'done', onStep = () => {}, delay = 
     for (const id of approved) {
       if (!confirmed.has(id)) return { tool: T('shutdown_respond'), input: { action: 'confirm', requestId: id } };
     }
-    if (/\[team\]|<channel|inbox|shutdown/i.test(c.typed)) {
+    // A notice typed or a message pushed since the inbox was last read (perhaps before a wait for
+    // the server: the notice is then a few messages back).
+    if (c.lastTyped(/\[team\]|<channel|inbox|shutdown/i) > c.lastCalled(T('inbox_read'))) {
       return { tool: T('inbox_read'), input: { unread: true } };
     }
     let pos = 0;
