@@ -94,16 +94,20 @@ export class Conversation {
 }
 
 // The text a person typed or a server pushed in a message: its text blocks, without tool results,
-// Claude Code's system reminders, its notes (role 'system': its agent types) and the MCP servers'
-// instructions it adds once they have connected.
+// Claude Code's system reminders, its list of agent types and the MCP servers' instructions it
+// adds once they have connected.
 function typedText(m) {
-  if (m.role !== 'user') return '';
+  if (m.role === 'assistant') return '';
   const blocks = typeof m.content === 'string' ? [m.content]
     : Array.isArray(m.content) ? m.content.filter((b) => b.type === 'text').map((b) => b.text) : [];
+  // (What was typed while the model was busy comes as a 'system' message: "The user sent a new
+  // message while you were working: ...".)
   return blocks
-    .filter((t) => !t.startsWith('# MCP Server Instructions'))
+    .filter((t) => !t.startsWith('# MCP Server Instructions') && !t.startsWith('Available agent types'))
     .join('\n')
-    .replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '');
+    // A reminder is Claude Code's context, except the one that carries what was typed while the
+    // model was busy (a queued message, delivered mid-turn).
+    .replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, (r) => (/\[team\]|<channel/.test(r) ? r : ''));
 }
 
 let ids = 0;

@@ -58,6 +58,7 @@ export function teammate({ work = [], done = 'done', onStep = () => {}, delay = 
   };
   return async (c) => {
     const step = decide(c);
+    if (process.env.TEAM_AGENTS_DEBUG === '2') console.error(`[body] ${JSON.stringify(c.messages.slice(-2)).slice(0, 3000)}`);
     if (process.env.TEAM_AGENTS_DEBUG) {
       console.error(`[model] typed ${JSON.stringify(c.typed.slice(0, 400))} -> ${step.tool ?? 'text'} ${JSON.stringify(step.input ?? step.text)}`);
     }
