@@ -30,6 +30,18 @@ async function stop(home, name, more = []) {
   return { ...JSON.parse(r.stdout), ms: r.ms };
 }
 
+// Every answer to a confirm that came back to the model was the tool's result, not a transport
+// error: the reply is written before the agent's tree is signalled (issue 24; Claude Code may be
+// gone before it sends the answer on, so an answer is not required).
+function confirmsAnswered(fake) {
+  for (const r of fake.requests) {
+    for (const call of r.conversation.called('mcp__team__shutdown_respond')) {
+      if (call.input?.action !== 'confirm' || call.result === undefined) continue;
+      assert.ok(!call.isError, `the confirm was answered with an error: ${call.result}`);
+    }
+  }
+}
+
 // The leader's next unread message, waited for.
 async function nextMessage(home) {
   const [m] = await home.json(['inbox', '--unread', '--mark-read', '--limit', '1', '--wait', '90s'], { timeoutMs: 100000 });
@@ -82,6 +94,7 @@ export const scenarios = {
     assert.equal(a.status, 'terminated');
     assert.equal(a.exitReason, 'confirmed');
     assert.deepEqual(tree(agent.pid), []);
+    confirmsAnswered(fake);
   },
 
   // The same for a busy agent: its model is thinking (slow to answer) when the request comes.
@@ -104,6 +117,7 @@ export const scenarios = {
     const r = await stop(home, 'w1');
     assert.equal(r.phase, 'confirmed', JSON.stringify(r));
     assert.equal((await home.agent('w1')).exitReason, 'confirmed');
+    confirmsAnswered(fake);
   },
 
   // The channel push: Claude Code started with team's channel; its warning screen answered as a
@@ -131,6 +145,7 @@ export const scenarios = {
     const r = await stop(home, 'w1');
     assert.equal(r.phase, 'confirmed', JSON.stringify(r));
     await fake.waitFor((c) => /<channel[^>]*request_id=/.test(c.all), 1000, 'the shutdown request pushed');
+    confirmsAnswered(fake);
   },
 
   // teardown of three idle agents: every one confirms in the graceful phase.
