@@ -1,0 +1,72 @@
+// Codex (tests/agents' pinned release) spawned by `team spawn --preset codex`, pointed at a
+// scripted fake of OpenAI's Responses API on 127.0.0.1 (fake-others.mjs). It runs one prompt
+// (`codex exec`) in which the model reads the inbox, claims task 1 and tells the leader through
+// the team's MCP tools; the agent then ends. (Gemini CLI: see docs/mcp.md, "Proven offline".)
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { FakeOpenAI } from './fake-others.mjs';
+import { CODEX, join } from './harness.mjs';
+
+// The steps of the prompt: [tool, input] for a model whose team tools are named by `name(tool)`;
+// then text.
+function script(name) {
+  const steps = [
+    [name('inbox_read'), { unread: true }],
+    [name('task_claim'), { id: '1' }],
+    [name('message_send'), { to: 'leader', text: 'claimed task 1 through MCP' }],
+  ];
+  return (c) => {
+    for (const [tool, input] of steps) if (!c.calls.some((call) => call.name === tool)) return { tool, input };
+    return { text: 'done' };
+  };
+}
+
+async function fake(home, Kind, brain) {
+  const f = await new Kind(brain).start();
+  home.cleanups.push(() => f.stop());
+  return f;
+}
+
+// The leader's next unread message and task 1, once the agent has told the leader.
+async function outcome(home) {
+  const [m] = await home.json(['inbox', '--unread', '--mark-read', '--limit', '1', '--wait', '90s'], { timeoutMs: 100000 });
+  const task = await home.json(['task', 'show', '1']);
+  return { m, task };
+}
+
+export const scenarios = {
+  // Codex 0.169.0: a model provider of its own in CODEX_HOME/config.toml, the Responses API.
+  'codex: an MCP call against the fake model': async (home) => {
+    const model = await fake(home, FakeOpenAI, script((t) => `mcp__team__${t}`));
+    const codexHome = join(home.dir, 'codex');
+    mkdirSync(codexHome);
+    writeFileSync(join(codexHome, 'config.toml'), [
+      'model = "gpt-5"',
+      'model_provider = "fake"',
+      'approval_policy = "never"',
+      '[analytics]',
+      'enabled = false',
+      '[model_providers.fake]',
+      'name = "fake"',
+      `base_url = "${model.url}/v1"`,
+      'env_key = "FAKE_OPENAI_KEY"',
+      'wire_api = "responses"',
+      '[mcp_servers.team]',
+      'default_tools_approval_mode = "approve"',
+      '',
+    ].join('\n'));
+    await home.create();
+    await home.json(['task', 'add', 'a task for codex']);
+    await home.json(['spawn', 'w1', '--preset', 'codex', '--env', `CODEX_HOME=${codexHome}`, '--env', 'FAKE_OPENAI_KEY=fake',
+      '--', CODEX, 'exec', '--skip-git-repo-check', '--disable', 'plugins', '--disable', 'apps',
+      '--disable', 'remote_plugin', 'Claim task 1 and tell the leader.']);
+    const { m, task } = await outcome(home);
+    assert.equal(m.from, 'w1');
+    assert.equal(m.text, 'claimed task 1 through MCP');
+    assert.equal(task.owner, 'w1');
+    assert.equal(task.status, 'in_progress');
+    const calls = model.requests.at(-1).conversation.calls.map((c) => c.name);
+    assert.deepEqual(calls, ['mcp__team__inbox_read', 'mcp__team__task_claim', 'mcp__team__message_send']);
+  },
+};
+
