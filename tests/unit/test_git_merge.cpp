@@ -220,7 +220,7 @@ TEST_CASE("a merge into a checked-out branch runs there, and a dirty checkout is
     CHECK(r.git({"status", "--porcelain"}).empty());
 }
 
-TEST_CASE("removal: only clean and merged worktrees go; discard keeps a snapshot and a trash",
+TEST_CASE("removal: only clean and merged worktrees go, and discard keeps a snapshot and a trash",
           "[git]") {
     TestRepo r;
     dirty_main(r);

@@ -89,7 +89,7 @@ TEST_CASE("a snapshot keeps staged, unstaged, deleted and untracked work, touchi
           std::vector<std::string>{s.ref, again.ref});
 }
 
-TEST_CASE("ignored files are listed in a snapshot, not stored; a clean tree needs none", "[git]") {
+TEST_CASE("ignored files are listed in a snapshot, not stored, and a clean tree needs none", "[git]") {
     TestRepo r;
     fs::path w = add(r, "bob");
     Snapshot clean = take_snapshot(r.repo, r.home, "web", "bob", w);
@@ -182,7 +182,7 @@ TEST_CASE("during a conflicted merge a snapshot records what it can and says so"
     CHECK(fs::exists(fs::path(first_line(r.git({"rev-parse", "--path-format=absolute", "--git-path", "MERGE_HEAD"}, w)))));
 }
 
-TEST_CASE("a submodule with work of its own is named; its new commit is recorded", "[git]") {
+TEST_CASE("a submodule with work of its own is named, its new commit is recorded", "[git]") {
     TestRepo sub;  // the submodule's origin
     TestRepo r;
     r.git({"-c", "protocol.file.allow=always", "submodule", "--quiet", "add", sub.dir.string(), "lib"});
