@@ -347,6 +347,7 @@ std::vector<Figure> figures(const std::string& team) {
     for (auto& f : mcp_figures(team)) list.push_back(std::move(f));
     for (auto& f : scale_figures(team)) list.push_back(std::move(f));
     for (auto& f : serve_figures(team)) list.push_back(std::move(f));
+    for (auto& f : git_figures(team)) list.push_back(std::move(f));
     return list;
 }
 

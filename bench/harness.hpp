@@ -77,6 +77,8 @@ std::vector<Figure> session_figures(const std::string& team);
 std::vector<Figure> mcp_figures(const std::string& team);
 // Every listing on one home of 10 teams, 200 agents, 1M messages, 100k tasks (scale.cpp).
 std::vector<Figure> scale_figures(const std::string& team);
+// git/ on a 10k-file repository: worktree add, a snapshot, a merge check, a status (git.cpp).
+std::vector<Figure> git_figures(const std::string& team);
 // team serve: a read with 50 event streams open, a commit's event at a stream (serve.cpp).
 std::vector<Figure> serve_figures(const std::string& team);
 
