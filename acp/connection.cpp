@@ -136,30 +136,32 @@ void Connection::end(const std::string& reason, std::chrono::milliseconds grace)
         writable_.notify_all();
     }
     if (!first) return;
-    for (auto& [id, done] : waiting) done(Reply{nullptr, std::nullopt, reason});
-    if (on_end_) on_end_(reason);
-    if (child_.pid <= 0) return;
-    bool gone = false;
-    {
-        std::lock_guard lock(mutex_);
-        gone = reaped_;
-    }
-    if (!gone && grace.count() > 0) {
-        if (auto status = wait_child(child_.pid, std::chrono::steady_clock::now() + grace)) {
+    if (child_.pid > 0) {
+        bool gone = false;
+        {
+            std::lock_guard lock(mutex_);
+            gone = reaped_;
+        }
+        if (!gone && grace.count() > 0) {
+            if (auto status = wait_child(child_.pid, std::chrono::steady_clock::now() + grace)) {
+                std::lock_guard lock(mutex_);
+                exit_ = status;
+                reaped_ = gone = true;
+            }
+        }
+        // Its group, its descendants and whatever carries its marker, even when the agent
+        // itself is gone: a wrapper's child that ignores EOF outlives the wrapper.
+        end_child_tree(child_, marker_, 2s);
+        if (!gone) {
+            auto status = wait_child(child_.pid, std::nullopt);
             std::lock_guard lock(mutex_);
             exit_ = status;
-            reaped_ = gone = true;
+            reaped_ = true;
         }
     }
-    // Its group, its descendants and whatever carries its marker, even when the agent itself
-    // is gone: a wrapper's child that ignores EOF outlives the wrapper.
-    end_child_tree(child_, marker_, 2s);
-    if (!gone) {
-        auto status = wait_child(child_.pid, std::nullopt);
-        std::lock_guard lock(mutex_);
-        exit_ = status;
-        reaped_ = true;
-    }
+    // Told only now, when nothing of the agent is left: a failed turn means a dead agent.
+    for (auto& [id, done] : waiting) done(Reply{nullptr, std::nullopt, reason});
+    if (on_end_) on_end_(reason);
 }
 
 std::string Connection::exit_reason() {

@@ -44,7 +44,7 @@ fs::path Roots::resolve(std::string_view text, bool for_write) const {
         fs::path existing = path;
         fs::path rest;
         while (!existing.empty() && !fs::exists(existing, ec)) {
-            rest = existing.filename() / rest;
+            rest = rest.empty() ? existing.filename() : existing.filename() / rest;
             existing = existing.parent_path();
         }
         resolved = fs::canonical(existing, ec) / rest;

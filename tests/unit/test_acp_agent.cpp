@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <algorithm>
 
 #include "acp/client.hpp"
 #include "base/error.hpp"
@@ -40,6 +41,7 @@ struct TestHost final : Host {
     std::vector<std::pair<std::int64_t, std::string>> closed;
     std::vector<std::string> activities, ends;
     std::vector<AuthMethod> auth;
+    std::vector<std::chrono::steady_clock::time_point> messages;  // when each message chunk came
 
     void permission_requested(const PermissionRequest& r) override { note([&] { asked.push_back(r); }); }
     void permission_closed(std::int64_t n, const std::string& how) override {
@@ -49,6 +51,10 @@ struct TestHost final : Host {
     void activity(const std::string& what) override { note([&] { activities.push_back(what); }); }
     void needs_auth(const std::vector<AuthMethod>& m) override { note([&] { auth = m; }); }
     void ended(const std::string& reason) override { note([&] { ends.push_back(reason); }); }
+    void updated(const Update& u) override {
+        auto now = std::chrono::steady_clock::now();
+        if (u.kind == UpdateKind::agent_message) note([&] { messages.push_back(now); });
+    }
 
     template <class F>
     void note(F f) {
@@ -109,10 +115,25 @@ std::size_t alive_with(const std::string& marker) {
 
 }  // namespace
 
+namespace {
+long rss_kib() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    return 0;
+}
+}  // namespace
+
 TEST_CASE("acp: the handshake, turns in order with their stop reasons, a queued prompt", "[acp]") {
     if (!peer_ready()) return;
+    long before = rss_kib();
     Rig rig;
+    auto started = std::chrono::steady_clock::now();
     rig.client->start();
+    WARN("acp: start and handshake in "
+         << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()
+         << " ms; the client's resident memory at idle +" << rss_kib() - before << " KiB");
     CHECK(rig.client->state() == ClientState::ready);
     CHECK(rig.client->session_id() == "session-1");
     CHECK(rig.client->agent_info()["name"] == "team-acp-test-agent");
@@ -162,9 +183,19 @@ TEST_CASE("acp: allow, deny picks the reject option, cancel answers cancelled", 
     CHECK(asked.tool_call.kind == std::optional<std::string>("edit"));
     REQUIRE(asked.options.size() == 4);
     CHECK_THROWS_AS(rig.client->answer_permission(asked.number, {K::option, "nope"}), team::Error);
+    auto answered = std::chrono::steady_clock::now();
     rig.client->answer_permission(asked.number, {K::allow, ""});
     CHECK(rig.client->wait_turn(t1, 30s)->stop_reason == "end_turn");
     CHECK(rig.said() == "permission: allow");
+    {
+        // The answer's round trip: from answer_permission to the agent's first chunk after it.
+        std::lock_guard lock(rig.host.mutex);
+        auto after = std::find_if(rig.host.messages.begin(), rig.host.messages.end(),
+                                  [&](auto t) { return t >= answered; });
+        REQUIRE(after != rig.host.messages.end());
+        WARN("acp: permission answer -> the agent's next message in "
+             << std::chrono::duration_cast<std::chrono::microseconds>(*after - answered).count() << " us");
+    }
 
     int t2 = rig.client->prompt("permission execute");
     asked = rig.host.wait_asked(2);
@@ -216,7 +247,7 @@ TEST_CASE("acp: terminals: exit code, signal, tail on a multibyte character, rel
     if (!peer_ready()) return;
     Rig rig;
     rig.client->start();
-    rig.turn("terminal - sh -c echo$IFS$ACP_TEST;exit$IFS3");
+    rig.turn("terminal - sh -c echo${IFS}$ACP_TEST;exit${IFS}3");
     json exit3 = json::parse(rig.said());
     CHECK(exit3 == json{{"exitCode", 3}, {"signal", nullptr}, {"output", "1\n"}, {"truncated", false}});
 
