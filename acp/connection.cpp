@@ -159,9 +159,10 @@ void Connection::end(const std::string& reason, std::chrono::milliseconds grace)
             reaped_ = true;
         }
     }
-    // Told only now, when nothing of the agent is left: a failed turn means a dead agent.
-    for (auto& [id, done] : waiting) done(Reply{nullptr, std::nullopt, reason});
+    // Told only now, when nothing of the agent is left: a failed turn means a dead agent. The
+    // end first (open permissions expired, terminals released), then the waiting requests.
     if (on_end_) on_end_(reason);
+    for (auto& [id, done] : waiting) done(Reply{nullptr, std::nullopt, reason});
 }
 
 std::string Connection::exit_reason() {

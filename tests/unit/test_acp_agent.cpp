@@ -214,6 +214,7 @@ TEST_CASE("acp: allow, deny picks the reject option, cancel answers cancelled", 
     CHECK(rig.client->open_permissions().empty());
     CHECK_THROWS_AS(rig.client->answer_permission(asked.number, {K::allow, ""}), team::Error);  // gone
     std::lock_guard lock(rig.host.mutex);
+    REQUIRE_FALSE(rig.host.closed.empty());
     CHECK(rig.host.closed.back() == std::make_pair(asked.number, std::string("cancelled")));
     WARN("acp: cancel -> cancelled stop reason in "
          << std::chrono::duration_cast<std::chrono::microseconds>(took).count() << " us");
@@ -330,7 +331,9 @@ TEST_CASE("acp: a crash mid-turn, garbage and a line over 16 MiB end the connect
         auto asked = rig.host.wait_asked(1);
         ::kill(rig.client->agent_pid(), SIGKILL);
         CHECK(rig.client->wait_turn(t, 30s)->error.find("killed by SIGKILL") != std::string::npos);
+        rig.host.wait_end();
         std::lock_guard lock(rig.host.mutex);
+        REQUIRE_FALSE(rig.host.closed.empty());
         CHECK(rig.host.closed.back() == std::make_pair(asked.number, std::string("expired")));
     }
 }
