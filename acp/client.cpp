@@ -1,0 +1,464 @@
+#include "acp/client.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+
+#include "base/error.hpp"
+#include "proc/signals.hpp"
+
+namespace team::acp {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::vector<std::filesystem::path> roots_of(const ClientOptions& o) {
+    if (!o.cwd.is_absolute()) throw usage_error("the agent's cwd " + quote(o.cwd.string()) + " is not absolute");
+    std::vector<std::filesystem::path> roots{o.cwd};
+    roots.insert(roots.end(), o.directories.begin(), o.directories.end());
+    return roots;
+}
+
+std::string unique_marker() {
+    static std::atomic<int> counter{0};
+    return "TEAM_ACP_AGENT=" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" +
+           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+json exit_status_json(const ExitStatus& s) {
+    return {{"exitCode", s.exit_code ? json(*s.exit_code) : json(nullptr)},
+            {"signal", s.signal ? json(proc::signal_name(*s.signal)) : json(nullptr)}};
+}
+
+// team::Error as the JSON-RPC error the agent gets.
+int rpc_code(const Error& e) {
+    switch (e.code()) {
+        case ErrorCode::usage:
+        case ErrorCode::refused: return invalid_params;
+        case ErrorCode::not_found: return resource_not_found;
+        default: return internal_error;
+    }
+}
+
+std::optional<std::uint32_t> uint_param(const json& params, const char* name) {
+    auto it = params.find(name);
+    if (it == params.end() || !it->is_number_unsigned()) return std::nullopt;
+    return it->get<std::uint32_t>();
+}
+
+std::string string_param(const json& params, const char* name) {
+    auto it = params.find(name);
+    if (it == params.end() || !it->is_string()) throw usage_error(std::string("missing string '") + name + "'");
+    return it->get<std::string>();
+}
+
+}  // namespace
+
+std::string client_state_name(ClientState state) {
+    switch (state) {
+        case ClientState::created: return "created";
+        case ClientState::ready: return "ready";
+        case ClientState::needs_auth: return "needs_auth";
+        case ClientState::ended: return "ended";
+    }
+    return "ended";
+}
+
+Client::Client(ClientOptions options, Host& host)
+    : options_(std::move(options)),
+      host_(host),
+      roots_(roots_of(options_)),
+      connection_([this](Incoming&& in) { on_message(std::move(in)); },
+                  [this](const std::string& reason) { on_end(reason); }) {
+    if (options_.marker.empty()) options_.marker = unique_marker();
+}
+
+Client::~Client() {
+    close();
+    connection_.join();  // no message is handled after this: workers_ is complete
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        changed_.notify_all();
+    }
+    if (turns_thread_.joinable()) turns_thread_.join();
+    host_.terminals().release_all();  // unblocks workers waiting for an exit
+    std::vector<std::thread> workers;
+    {
+        std::lock_guard lock(mutex_);
+        workers.swap(workers_);
+    }
+    for (auto& w : workers) w.join();
+}
+
+void Client::start() {
+    ChildSpec spec;
+    spec.argv = options_.command;
+    spec.cwd = options_.cwd;
+    spec.env = options_.env;
+    connection_.start(spec, options_.marker);
+    json init = {{"protocolVersion", kProtocolVersion},
+                 {"clientCapabilities",
+                  {{"fs", {{"readTextFile", true}, {"writeTextFile", true}}}, {"terminal", true}}},
+                 {"clientInfo", {{"name", "team"}, {"version", "0.1.0"}}}};
+    Reply r = connection_.call("initialize", init, options_.handshake_timeout);
+    if (!r.ok()) {
+        connection_.end("initialize failed", 0ms);
+        throw failed("the agent's initialize failed: " + r.problem());
+    }
+    const json& result = r.result;
+    json version = result.is_object() ? result.value("protocolVersion", json(nullptr)) : json(nullptr);
+    if (version != json(kProtocolVersion)) {
+        std::string reason = "agent answered protocol version " + version.dump() + "; we offered " +
+                             std::to_string(kProtocolVersion);
+        connection_.end(reason, 0ms);
+        throw refused(reason);
+    }
+    {
+        std::lock_guard lock(mutex_);
+        agent_info_ = result.value("agentInfo", json(nullptr));
+        for (const json& m : result.value("authMethods", json::array()))
+            if (m.is_object() && m.contains("id") && m["id"].is_string())
+                auth_methods_.push_back({m["id"].get<std::string>(), m.value("name", std::string()),
+                                         m.value("description", std::string())});
+    }
+    new_session();
+}
+
+void Client::new_session() {
+    json params = {{"cwd", options_.cwd.string()}, {"mcpServers", options_.mcp_servers}};
+    if (!options_.directories.empty()) {
+        params["additionalDirectories"] = json::array();
+        for (const auto& d : options_.directories) params["additionalDirectories"].push_back(d.string());
+    }
+    Reply r = connection_.call("session/new", params, options_.handshake_timeout);
+    if (r.error && r.error->code == auth_required) {
+        std::vector<AuthMethod> methods;
+        {
+            std::lock_guard lock(mutex_);
+            state_ = ClientState::needs_auth;
+            methods = auth_methods_;
+        }
+        host_.needs_auth(methods);
+        return;
+    }
+    std::string id = r.ok() && r.result.is_object() ? r.result.value("sessionId", std::string()) : "";
+    if (id.empty()) {
+        std::string problem = r.ok() ? "no sessionId in its reply" : r.problem();
+        connection_.end("session/new failed", 0ms);
+        throw failed("the agent's session/new failed: " + problem);
+    }
+    std::lock_guard lock(mutex_);
+    session_id_ = id;
+    state_ = ClientState::ready;
+    if (!turns_thread_.joinable()) turns_thread_ = std::thread([this] { turn_loop(); });
+}
+
+void Client::authenticate(const std::string& method_id) {
+    {
+        std::lock_guard lock(mutex_);
+        if (state_ != ClientState::needs_auth)
+            throw refused("the agent is " + client_state_name(state_) + ", not needs_auth");
+    }
+    Reply r = connection_.call("authenticate", {{"methodId", method_id}}, options_.handshake_timeout);
+    if (!r.ok()) throw failed("authenticate " + quote(method_id) + " failed: " + r.problem());
+    new_session();
+}
+
+int Client::prompt(const std::string& text) {
+    std::lock_guard lock(mutex_);
+    if (state_ != ClientState::ready)
+        throw refused("the agent is " + client_state_name(state_) + ", not ready for a prompt");
+    auto turn = std::make_shared<Turn>(Turn{next_turn_++, text, std::nullopt});
+    turns_[turn->number] = turn;
+    queue_.push_back(turn);
+    changed_.notify_all();
+    return turn->number;
+}
+
+std::optional<TurnResult> Client::wait_turn(int number, std::optional<std::chrono::milliseconds> timeout) {
+    std::unique_lock lock(mutex_);
+    auto it = turns_.find(number);
+    if (it == turns_.end()) throw not_found("no turn " + std::to_string(number));
+    auto turn = it->second;
+    auto done = [&] { return turn->result.has_value(); };
+    if (timeout) {
+        if (!changed_.wait_for(lock, *timeout, done)) return std::nullopt;
+    } else {
+        changed_.wait(lock, done);
+    }
+    return turn->result;
+}
+
+void Client::finish_turn(Turn& turn, TurnResult result) {
+    transcript_.end_turn(result.stop_reason, result.error);
+    turn.result = std::move(result);
+    changed_.notify_all();
+}
+
+void Client::turn_loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_ && queue_.empty()) return;
+        auto turn = queue_.front();
+        queue_.pop_front();
+        if (state_ != ClientState::ready) {
+            finish_turn(*turn, {"", "connection ended: " + connection_.end_reason()});
+            continue;
+        }
+        current_ = turn;
+        current_reply_.reset();
+        cancelled_at_.reset();
+        transcript_.begin_turn(turn->text);
+        json params = {{"sessionId", session_id_},
+                       {"prompt", json::array({{{"type", "text"}, {"text", turn->text}}})}};
+        lock.unlock();
+        connection_.request("session/prompt", params, [this](Reply r) {
+            std::lock_guard inner(mutex_);
+            current_reply_ = std::move(r);
+            changed_.notify_all();
+        });
+        lock.lock();
+        for (;;) {
+            if (current_reply_) break;
+            if (cancelled_at_) {
+                auto deadline = *cancelled_at_ + options_.cancel_deadline;
+                if (changed_.wait_until(lock, deadline, [&] { return current_reply_.has_value(); })) break;
+                // The agent ignored the cancel: it is ended, and its reply comes as that end.
+                std::string reason = "agent did not end its turn within " +
+                                     std::to_string(options_.cancel_deadline.count()) +
+                                     " ms of session/cancel";
+                lock.unlock();
+                connection_.end(reason, 0ms);
+                lock.lock();
+                changed_.wait(lock, [&] { return current_reply_.has_value(); });
+                break;
+            }
+            changed_.wait(lock, [&] { return current_reply_.has_value() || cancelled_at_.has_value(); });
+        }
+        Reply r = std::move(*current_reply_);
+        current_.reset();
+        if (r.ok()) {
+            std::string reason = r.result.is_object() ? r.result.value("stopReason", std::string()) : "";
+            if (reason.empty()) finish_turn(*turn, {"", "the agent's reply has no stopReason"});
+            else finish_turn(*turn, {reason, ""});
+        } else {
+            finish_turn(*turn, {"", r.problem()});
+        }
+    }
+}
+
+bool Client::cancel() {
+    std::vector<std::pair<json, std::int64_t>> open;
+    {
+        std::lock_guard lock(mutex_);
+        if (!current_ || cancelled_at_) return current_ != nullptr;
+        cancelled_at_ = std::chrono::steady_clock::now();
+        for (auto& [number, p] : permissions_) open.emplace_back(p.rpc_id, number);
+        permissions_.clear();
+        changed_.notify_all();
+    }
+    connection_.notify("session/cancel", {{"sessionId", session_id()}});
+    for (auto& [id, number] : open) {
+        connection_.reply(id, cancelled_outcome());
+        host_.permission_closed(number, "cancelled");
+    }
+    return true;
+}
+
+void Client::answer_permission(std::int64_t number, const PermissionChoice& choice) {
+    OpenPermission p;
+    std::optional<std::string> option;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = permissions_.find(number);
+        if (it == permissions_.end()) throw not_found("no open permission request " + std::to_string(number));
+        if (choice.kind != PermissionChoice::Kind::cancelled) {
+            option = option_for(it->second.request, choice);
+            if (!option) throw usage_error("the agent offered no such option for request " + std::to_string(number));
+        }
+        p = std::move(it->second);
+        permissions_.erase(it);
+    }
+    connection_.reply(p.rpc_id, option ? selected_outcome(*option) : cancelled_outcome());
+    host_.permission_closed(number, option.value_or("cancelled"));
+}
+
+void Client::close() {
+    cancel();
+    connection_.end("closed", options_.close_grace);
+}
+
+void Client::on_end(const std::string& reason) {
+    std::vector<std::int64_t> expired;
+    {
+        std::lock_guard lock(mutex_);
+        state_ = ClientState::ended;
+        for (auto& [number, p] : permissions_) expired.push_back(number);
+        permissions_.clear();
+        changed_.notify_all();
+    }
+    for (auto number : expired) host_.permission_closed(number, "expired");
+    host_.terminals().release_all();
+    host_.ended(reason);
+}
+
+void Client::on_message(Incoming&& in) {
+    if (in.kind == Incoming::Kind::notification) {
+        if (in.method != "session/update") return;  // unknown notifications are ignored
+        Update u = read_update(in.params);
+        {
+            std::lock_guard lock(mutex_);
+            transcript_.apply(u);
+        }
+        host_.updated(u);
+        return;
+    }
+    if (in.method == "session/request_permission") return request_permission(in);
+    if (in.method.rfind("terminal/", 0) == 0) {
+        // Served on a thread of their own: wait_for_exit and kill take time.
+        std::lock_guard lock(mutex_);
+        workers_.emplace_back([this, in = std::move(in)]() mutable { serve_terminal(std::move(in)); });
+        return;
+    }
+    serve(std::move(in));
+}
+
+void Client::request_permission(const Incoming& in) {
+    auto request = read_permission_request(in.params);
+    if (!request) {
+        connection_.reply_error(in.id, invalid_params, "a permission request needs options");
+        return;
+    }
+    bool cancelling;
+    {
+        std::lock_guard lock(mutex_);
+        request->number = next_permission_++;
+        cancelling = cancelled_at_.has_value();
+    }
+    if (cancelling) {  // the turn is being cancelled: every request is answered so
+        connection_.reply(in.id, cancelled_outcome());
+        return;
+    }
+    if (auto choice = policy_answer(options_.policy, *request)) {
+        if (auto option = option_for(*request, *choice)) {
+            connection_.reply(in.id, selected_outcome(*option));
+            host_.activity("permission for " + quote(request->tool_call.title.value_or(request->tool_call.id)) +
+                           " answered " + quote(*option) + " by the policy " + policy_name(options_.policy));
+            return;
+        }
+    }
+    {
+        std::lock_guard lock(mutex_);
+        permissions_[request->number] = OpenPermission{in.id, *request};
+    }
+    host_.permission_requested(*request);
+}
+
+void Client::serve(Incoming in) {
+    try {
+        if (in.method == "fs/read_text_file") {
+            std::string content = read_text_file(roots_, string_param(in.params, "path"),
+                                                 uint_param(in.params, "line"), uint_param(in.params, "limit"));
+            connection_.reply(in.id, {{"content", content}});
+        } else if (in.method == "fs/write_text_file") {
+            std::string path = string_param(in.params, "path");
+            write_text_file(roots_, path, string_param(in.params, "content"));
+            connection_.reply(in.id, json::object());
+            host_.activity("the agent wrote " + quote(path));
+        } else {
+            connection_.reply_error(in.id, method_not_found, "method " + quote(in.method) + " not found");
+        }
+    } catch (const Error& e) {
+        connection_.reply_error(in.id, rpc_code(e), e.what());
+    } catch (const std::exception& e) {
+        connection_.reply_error(in.id, internal_error, e.what());
+    }
+}
+
+void Client::serve_terminal(Incoming in) {
+    Terminals& terminals = host_.terminals();
+    try {
+        const json& p = in.params;
+        if (in.method == "terminal/create") {
+            TerminalSpec spec;
+            spec.command = string_param(p, "command");
+            for (const json& a : p.value("args", json::array()))
+                if (a.is_string()) spec.args.push_back(a.get<std::string>());
+            for (const json& e : p.value("env", json::array()))
+                if (e.is_object()) spec.env.emplace_back(e.value("name", ""), e.value("value", ""));
+            auto cwd = p.find("cwd");
+            spec.cwd = cwd != p.end() && cwd->is_string() ? roots_.resolve(cwd->get<std::string>(), false)
+                                                          : options_.cwd;
+            auto limit = p.find("outputByteLimit");
+            if (limit != p.end() && limit->is_number_unsigned()) spec.output_byte_limit = limit->get<std::uint64_t>();
+            connection_.reply(in.id, {{"terminalId", terminals.create(spec)}});
+            return;
+        }
+        std::string id = string_param(p, "terminalId");
+        if (in.method == "terminal/output") {
+            TerminalOutput out = terminals.output(id);
+            json r = {{"output", out.output}, {"truncated", out.truncated}};
+            if (out.exit) r["exitStatus"] = exit_status_json(*out.exit);
+            connection_.reply(in.id, r);
+        } else if (in.method == "terminal/wait_for_exit") {
+            connection_.reply(in.id, exit_status_json(terminals.wait_for_exit(id)));
+        } else if (in.method == "terminal/kill") {
+            terminals.kill(id);
+            connection_.reply(in.id, json::object());
+        } else if (in.method == "terminal/release") {
+            terminals.release(id);
+            connection_.reply(in.id, json::object());
+        } else {
+            connection_.reply_error(in.id, method_not_found, "method " + quote(in.method) + " not found");
+        }
+    } catch (const Error& e) {
+        connection_.reply_error(in.id, rpc_code(e), e.what());
+    } catch (const std::exception& e) {
+        connection_.reply_error(in.id, internal_error, e.what());
+    }
+}
+
+ClientState Client::state() const {
+    std::lock_guard lock(mutex_);
+    return state_;
+}
+
+std::string Client::end_reason() const { return connection_.end_reason(); }
+
+std::string Client::session_id() const {
+    std::lock_guard lock(mutex_);
+    return session_id_;
+}
+
+std::vector<AuthMethod> Client::auth_methods() const {
+    std::lock_guard lock(mutex_);
+    return auth_methods_;
+}
+
+json Client::agent_info() const {
+    std::lock_guard lock(mutex_);
+    return agent_info_;
+}
+
+std::vector<PermissionRequest> Client::open_permissions() const {
+    std::lock_guard lock(mutex_);
+    std::vector<PermissionRequest> out;
+    for (const auto& [n, p] : permissions_) out.push_back(p.request);
+    return out;
+}
+
+std::string Client::transcript_text() const {
+    std::lock_guard lock(mutex_);
+    return transcript_.render();
+}
+
+json Client::transcript_records() const {
+    std::lock_guard lock(mutex_);
+    return transcript_.records();
+}
+
+}  // namespace team::acp
