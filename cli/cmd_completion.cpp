@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "cli/tool_commands.hpp"
 #include "cli/completion.hpp"
 #include "cli/context.hpp"
 #include "cli/input.hpp"

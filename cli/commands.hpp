@@ -29,8 +29,5 @@ void add_teardown_command(CLI::App& app);
 void add_session_command(CLI::App& app);
 void add_mcp_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
-void add_doctor_command(CLI::App& app);
-void add_completion_command(CLI::App& app);  // completion bash|zsh, and the hidden __complete
-void add_man_command(CLI::App& app);         // the hidden __man
 
 }  // namespace team::cli

@@ -8,6 +8,7 @@
 #include "cli/app.hpp"
 #include "cli/command_model.hpp"
 #include "cli/commands.hpp"
+#include "cli/tool_commands.hpp"
 #include "cli/context.hpp"
 
 namespace team::cli {

@@ -2,6 +2,8 @@
 // words a new user can act on: tmux and its version, git, the home's permissions, the store,
 // the agents' CLIs on the PATH, and the dashboard's port. It changes nothing: a home that is not
 // there is not made, a store is only opened when it exists.
+#include "ops/doctor_ops.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,8 +18,6 @@
 #include <sstream>
 
 #include "base/programs.hpp"
-#include "ops/operation.hpp"
-#include "ops/table.hpp"
 #include "proc/process_table.hpp"
 #include "state/home.hpp"
 #include "state/teams.hpp"

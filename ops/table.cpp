@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "ops/doctor_ops.hpp"
 #include "ops/execution_ops.hpp"
 
 namespace team::ops {
