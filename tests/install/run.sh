@@ -41,6 +41,16 @@ has_line() {  # has_line LINE TEXT: TEXT has LINE as a whole line
   grep -qxF -- "$1" <<<"$2"
 }
 
+# Whether the home's tmux server has gone (reaped after its last pane), waiting up to 5 s.
+server_gone() {
+  local i
+  for i in $(seq 50); do
+    tmux -S "$home/tmux.sock" list-sessions >/dev/null 2>&1 || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # A team "web" with a live shell agent in it, by the given binary.
 live_team() {
   local bin=$1
@@ -100,7 +110,7 @@ package_test() {
   killed=$("$bin" kill-agent worker-1 --force --grace 2s --json)
   check "kill-agent --force ended it" grep -q '"phase":"force_killed"' <<<"$killed"
   check "kill-agent --force succeeded" grep -q '"success":true' <<<"$killed"
-  check "no tmux server is left for the home" test ! -S "$home/tmux.sock"
+  check "no tmux server is left for the home" server_gone
 
   # Removed, and purged: nothing of it left in the root.
   dpkg --root="$root" "${force[@]}" --purge team >"$tmp/dpkg.log" 2>&1 ||
