@@ -13,9 +13,9 @@
 #include "base/names.hpp"
 #include "base/umask.hpp"
 #include "cli/commands.hpp"
-#include "cli/tool_commands.hpp"
 #include "cli/context.hpp"
 #include "cli/input.hpp"
+#include "cli/tool_commands.hpp"
 
 namespace team::cli {
 

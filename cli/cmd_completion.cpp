@@ -7,10 +7,10 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "cli/tool_commands.hpp"
 #include "cli/completion.hpp"
 #include "cli/context.hpp"
 #include "cli/input.hpp"
+#include "cli/tool_commands.hpp"
 #include "state/members.hpp"
 #include "state/session_records.hpp"
 #include "state/shell_records.hpp"

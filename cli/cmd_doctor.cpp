@@ -2,8 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/tool_commands.hpp"
 #include "cli/op_command.hpp"
+#include "cli/tool_commands.hpp"
 #include "ops/doctor_ops.hpp"
 
 namespace team::cli {

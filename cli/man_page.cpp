@@ -8,8 +8,8 @@
 #include "cli/app.hpp"
 #include "cli/command_model.hpp"
 #include "cli/commands.hpp"
-#include "cli/tool_commands.hpp"
 #include "cli/context.hpp"
+#include "cli/tool_commands.hpp"
 
 namespace team::cli {
 
