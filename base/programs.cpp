@@ -3,6 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 namespace team {
 
 bool is_executable_file(const std::string& path) {
@@ -29,6 +34,29 @@ std::optional<std::string> find_program(const std::string& program, const std::s
         start = end + 1;
     }
     return std::nullopt;
+}
+
+namespace {
+
+bool same_bytes(const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(a, b, ec)) return true;
+    auto size = std::filesystem::file_size(a, ec);
+    if (ec || size != std::filesystem::file_size(b, ec) || ec) return false;
+    std::ifstream x(a, std::ios::binary), y(b, std::ios::binary);
+    if (!x || !y) return false;
+    return std::equal(std::istreambuf_iterator<char>(x), std::istreambuf_iterator<char>(),
+                      std::istreambuf_iterator<char>(y));
+}
+
+}  // namespace
+
+std::string installed_or_self(const std::string& program, const std::string& self,
+                              const std::string& path) {
+    const char* env = std::getenv("PATH");
+    auto found = find_program(program, path.empty() && env ? std::string(env) : path);
+    if (found && (*found)[0] == '/' && same_bytes(*found, self)) return *found;
+    return self;
 }
 
 }  // namespace team

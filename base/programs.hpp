@@ -14,4 +14,11 @@ bool is_executable_file(const std::string& path);
 std::optional<std::string> find_program(const std::string& program, const std::string& path,
                                         const std::string& cwd = "");
 
+// What a configuration that outlives this process should name to run `self` again (the MCP
+// servers that spawn presets write): the `program` found on `path` when it is the same binary
+// (the same file, or a copy with the same bytes, as `cmake --install` and the package make),
+// else `self`. An empty `path` is the process's PATH.
+std::string installed_or_self(const std::string& program, const std::string& self,
+                              const std::string& path = "");
+
 }  // namespace team

@@ -15,12 +15,11 @@
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/input.hpp"
+#include "cli/tool_commands.hpp"
 
 namespace team::cli {
 
 namespace {
-
-constexpr const char* kVersion = "0.1.0";
 
 constexpr const char* kGlobalHelp =
     "Global options (before or after the command):\n"
@@ -122,7 +121,50 @@ void add_global_options(CLI::App& app, GlobalOptions& g, std::string& home, std:
     app.add_flag("--no-color", g.no_color, "plain human output [env: NO_COLOR]");
 }
 
+// Every command, with the function of its file that declares it.
+struct Command {
+    const char* name;
+    void (*add)(CLI::App&);
+};
+const Command kCommands[] = {
+    {"create", add_create_command},     {"list", add_list_command},
+    {"status", add_status_command},     {"delete", add_delete_command},
+    {"activity", add_activity_command}, {"spawn", add_spawn_command},
+    {"agents", add_agents_command},     {"attach", add_attach_command},
+    {"logs", add_logs_command},         {"prompt", add_prompt_command},
+    {"send", add_send_command},         {"inbox", add_inbox_command},
+    {"task", add_task_command},         {"kill-agent", add_kill_command},
+    {"shutdown", add_shutdown_command}, {"teardown", add_teardown_command},
+    {"shell", add_shell_command},       {"session", add_session_command},
+    {"run", add_run_command},           {"doctor", add_doctor_command},
+    {"__supervise", add_supervise_command},
+    {"__agent", add_supervise_command},  // declares both hidden commands
+    {"mcp", add_mcp_command},            // the MCP server (mcp/)
+    {"serve", add_serve_command},        // the HTTP API and dashboard (http/)
+    {"completion", add_completion_command},
+    {"__complete", add_completion_command},  // declares both, the hidden one too
+    {"__man", add_man_command},
+};
+
+// Declares the command named `only`, or every command when none is named.
+void add_commands(CLI::App& app, const char* only) {
+    for (const auto& c : kCommands) {
+        if (only ? std::strcmp(c.name, only) == 0
+                 : std::strcmp(c.name, "__agent") != 0 && std::strcmp(c.name, "__complete") != 0) {
+            c.add(app);
+        }
+    }
+}
+
 }  // namespace
+
+void declare_all(CLI::App& app) {
+    // The values are never read: storage that outlives the declared options is all they need.
+    static GlobalOptions g;
+    static std::string home, team, as;
+    add_global_options(app, g, home, team, as);
+    add_commands(app, nullptr);
+}
 
 int run(int argc, char** argv) {
     // Everything team creates (home, database, logs, lock files) is private to the user; what
@@ -139,7 +181,7 @@ int run(int argc, char** argv) {
         "team: run teams of coding agents side by side in tmux panes; hand out tasks, talk\n"
         "through inboxes, and stop agents gracefully or by force, leaving nothing behind.",
         "team"};
-    app.set_version_flag("--version", kVersion);
+    app.set_version_flag("--version", version());
     app.fallthrough();  // global options may stand after the command too
     app.require_subcommand(1);
     app.footer(
@@ -152,38 +194,13 @@ int run(int argc, char** argv) {
     // Declaring every command's options costs more than most commands' own work (CLI11 builds
     // an object per option), so when the command word is known only that command is declared.
     // Without one (team, team --help, a typo) all are, for the listing and the did-you-mean.
-    struct Command {
-        const char* name;
-        void (*add)(CLI::App&);
-    };
-    static const Command kCommands[] = {
-        {"create", add_create_command},     {"list", add_list_command},
-        {"status", add_status_command},     {"delete", add_delete_command},
-        {"activity", add_activity_command}, {"spawn", add_spawn_command},
-        {"agents", add_agents_command},     {"attach", add_attach_command},
-        {"logs", add_logs_command},         {"prompt", add_prompt_command},
-        {"send", add_send_command},         {"inbox", add_inbox_command},
-        {"task", add_task_command},         {"kill-agent", add_kill_command},
-        {"shutdown", add_shutdown_command}, {"teardown", add_teardown_command},
-        {"shell", add_shell_command},       {"session", add_session_command},
-        {"run", add_run_command},           {"__supervise", add_supervise_command},
-        {"__agent", add_supervise_command},  // declares both hidden commands
-        {"mcp", add_mcp_command},            // the MCP server (mcp/)
-        {"serve", add_serve_command},        // the HTTP API and dashboard (http/)
-    };
-    const Command* only = nullptr;
+    const char* only = nullptr;
     if (auto word = command_word(argc, argv); word && !help_before_command(argc, argv)) {
         for (const auto& c : kCommands) {
-            if (*word == c.name) only = &c;
+            if (*word == c.name) only = c.name;
         }
     }
-    if (only) {
-        only->add(app);
-    } else {
-        for (const auto& c : kCommands) {
-            if (std::strcmp(c.name, "__agent") != 0) c.add(app);
-        }
-    }
+    add_commands(app, only);
 
     // Subcommand help lists only the subcommand's own options: name the global ones too, at
     // every level (team shell kill --help as well as team shell --help).

@@ -42,8 +42,12 @@ std::string git_out(Git& git, const fs::path& cwd, std::vector<std::string> args
 }
 
 std::vector<std::string> read_args(std::vector<std::string> args) {
-    args.insert(args.begin(), "--no-optional-locks");
-    return args;
+    // (Built anew rather than inserted at the front: GCC 12 warns falsely on the insert.)
+    std::vector<std::string> out;
+    out.reserve(args.size() + 1);
+    out.emplace_back("--no-optional-locks");
+    for (auto& a : args) out.push_back(std::move(a));
+    return out;
 }
 
 std::string first_line(const std::string& text) {

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "ops/doctor_ops.hpp"
 #include "ops/execution_ops.hpp"
 
 namespace team::ops {
@@ -9,7 +10,7 @@ namespace team::ops {
 namespace {
 
 // The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells,
-// executions (SPEC 13), team run, sessions, activity.
+// executions (SPEC 13), team run, sessions, activity; then doctor.
 // clang-format off
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,
@@ -25,6 +26,7 @@ const std::array kTable{
     &exec_in_session_op, &start_in_session_op, &list_sessions_op,   &show_session_op,
     &close_session_op,
     &list_activity_op,
+    &doctor_op,
     &show_agent_op,
 };
 // clang-format on

@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "base/programs.hpp"
 
 namespace team {
 
@@ -53,7 +54,9 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
     PresetWiring w;
     w.argv = argv.empty() ? std::vector<std::string>{t.preset} : argv;
     std::vector<std::string> flags;
-    nlohmann::json server = {{"command", t.team_binary}, {"args", mcp_args(t)}};
+    // The installed `team` when it is this binary, so the config outlives a rebuild.
+    std::string binary = installed_or_self("team", t.team_binary);
+    nlohmann::json server = {{"command", binary}, {"args", mcp_args(t)}};
     if (t.preset == "claude") {
         // --mcp-config takes JSON text as well as files; --append-system-prompt keeps Claude
         // Code's own system prompt.
@@ -61,7 +64,7 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
         flags = {"--mcp-config", config.dump(), "--append-system-prompt", kAgentInstructions};
     } else if (t.preset == "codex") {
         // -c overrides ~/.codex/config.toml, a value parsed as TOML.
-        flags = {"-c", "mcp_servers.team.command=" + toml_string(t.team_binary),
+        flags = {"-c", "mcp_servers.team.command=" + toml_string(binary),
                  "-c", "mcp_servers.team.args=" + toml_array(mcp_args(t)),
                  "-c", "developer_instructions=" + toml_string(kAgentInstructions)};
     } else {

@@ -1,0 +1,239 @@
+// The operation `doctor`: a short check that team can run here, each line ok, warn or fail with
+// words a new user can act on: tmux and its version, git, the home's permissions, the store,
+// the agents' CLIs on the PATH, and the dashboard's port. It changes nothing: a home that is not
+// there is not made, a store is only opened when it exists.
+#include "ops/doctor_ops.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "base/programs.hpp"
+#include "proc/process_table.hpp"
+#include "state/home.hpp"
+#include "state/teams.hpp"
+
+extern char** environ;
+
+namespace team::ops {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr unsigned short kDashboardPort = 7733;  // team serve's default (SPEC 13)
+
+struct Check {
+    std::string name;
+    std::string status;  // ok, warn, fail
+    std::string message;
+    std::string hint = "";
+};
+
+nlohmann::json to_json(const Check& c) {
+    nlohmann::json j = {{"check", c.name}, {"status", c.status}, {"message", c.message}};
+    j["hint"] = c.hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.hint);
+    return j;
+}
+
+std::string path_env() {
+    const char* p = std::getenv("PATH");
+    return p ? p : "";
+}
+
+// The first line `program ARG` prints on stdout, run as given (no shell); none when it fails.
+std::optional<std::string> first_line(const std::string& program, const char* arg) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    std::string prog = program;
+    std::string a = arg;
+    char* argv[] = {prog.data(), a.data(), nullptr};
+    pid_t pid = 0;
+    int rc = ::posix_spawn(&pid, prog.c_str(), &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    std::string out;
+    if (rc == 0) {
+        char buf[512];
+        ssize_t n;
+        while ((n = ::read(fds[0], buf, sizeof buf)) > 0 && out.size() < 4096) out.append(buf, n);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) out.clear();
+    }
+    ::close(fds[0]);
+    if (out.empty()) return std::nullopt;
+    return out.substr(0, out.find('\n'));
+}
+
+Check check_tmux() {
+    auto path = find_program("tmux", path_env());
+    if (!path) {
+        return {"tmux", "fail", "tmux is not on the PATH: agents run in its panes",
+                "install it: sudo apt install tmux"};
+    }
+    auto version = first_line(*path, "-V").value_or("");
+    // "tmux 3.3a": team is built and tested on 3.3; pane_dead_status and friends need 3.x.
+    double number = 0;
+    if (auto space = version.find(' '); space != std::string::npos) {
+        number = std::atof(version.c_str() + space + 1);
+    }
+    if (number > 0 && number < 3.0) {
+        return {"tmux", "warn", version + " at " + *path + " is older than team knows (3.3)",
+                "install tmux 3.2 or newer"};
+    }
+    return {"tmux", "ok", (version.empty() ? "tmux" : version) + " at " + *path};
+}
+
+Check check_git() {
+    auto path = find_program("git", path_env());
+    if (!path) {
+        return {"git", "warn", "git is not on the PATH: agents' worktrees and branches need it",
+                "install it: sudo apt install git"};
+    }
+    return {"git", "ok", first_line(*path, "--version").value_or("git") + " at " + *path};
+}
+
+// Whether a file or directory keeps to its mode: no access for the group or others.
+bool private_mode(const fs::path& p) {
+    struct stat st{};
+    return ::lstat(p.c_str(), &st) != 0 || (st.st_mode & 077) == 0;
+}
+
+Check check_home(const fs::path& home) {
+    if (!fs::exists(home)) {
+        return {"home", "ok", home.string() + " does not exist yet: team create makes it (0700)"};
+    }
+    if (!private_mode(home)) {
+        return {"home", "warn", home.string() + " can be read by others: its state is private",
+                "chmod 700 " + home.string()};
+    }
+    std::vector<std::string> open;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(home, ec);
+         !ec && it != fs::recursive_directory_iterator() && open.size() < 3; it.increment(ec)) {
+        if (it.depth() > 2) it.disable_recursion_pending();
+        if (it->is_regular_file() && !private_mode(it->path())) open.push_back(it->path());
+    }
+    if (!open.empty()) {
+        std::string list;
+        for (const auto& f : open) list += " " + f;
+        return {"home", "warn", "files of the home can be read by others:" + list,
+                "chmod -R go= " + home.string()};
+    }
+    return {"home", "ok", home.string() + " (0700, its files 0600)"};
+}
+
+Check check_store(Core& core, const fs::path& home) {
+    if (!fs::exists(home / "team.db")) {
+        return {"store", "ok", "no store yet: team create makes " + (home / "team.db").string()};
+    }
+    try {
+        auto teams = list_teams(core.store(), false);
+        return {"store", "ok",
+                (home / "team.db").string() + " opens: " + std::to_string(teams.size()) +
+                    " live team" + (teams.size() == 1 ? "" : "s")};
+    } catch (const std::exception& e) {
+        return {"store", "fail", std::string("the store does not open: ") + e.what(),
+                "check the owner and mode of " + (home / "team.db").string()};
+    }
+}
+
+Check check_agent_clis() {
+    std::string found, missing;
+    for (const char* cli : {"claude", "codex", "gemini", "opencode"}) {
+        if (auto p = find_program(cli, path_env())) {
+            found += (found.empty() ? "" : ", ") + std::string(cli) + " (" + *p + ")";
+        } else {
+            missing += (missing.empty() ? "" : ", ") + std::string(cli);
+        }
+    }
+    if (found.empty()) {
+        return {"agents", "warn",
+                "no coding agent's CLI on the PATH (claude, codex, gemini, opencode); any program "
+                "can still be spawned",
+                "install one, e.g. npm install -g @anthropic-ai/claude-code, then team spawn A "
+                "--preset claude"};
+    }
+    return {"agents", "ok", found + (missing.empty() ? "" : "; not found: " + missing)};
+}
+
+// The record `team serve` keeps while it runs (http/auth.hpp's ServeRecord): its address when
+// its process still runs.
+std::optional<std::string> running_serve(const fs::path& home) {
+    std::ifstream in(home / "serve.json");
+    if (!in) return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!doc.is_object()) return std::nullopt;
+    int pid = doc.value("pid", 0);
+    auto start = pid > 0 ? proc::start_time_of(pid) : std::nullopt;
+    if (!start || *start != doc.value("startTime", std::uint64_t{0})) return std::nullopt;
+    return doc.value("url", "");
+}
+
+Check check_port(const fs::path& home) {
+    if (auto url = running_serve(home)) {
+        return {"dashboard", "ok", "team serve runs at " + *url + " (team serve --url)"};
+    }
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(kDashboardPort);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool free = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    if (fd >= 0) ::close(fd);
+    std::string port = "127.0.0.1:" + std::to_string(kDashboardPort);
+    if (!free) {
+        return {"dashboard", "warn", port + " is taken by another program",
+                "start the dashboard elsewhere: team serve --listen 127.0.0.1:7734"};
+    }
+    return {"dashboard", "ok", port + " is free for team serve"};
+}
+
+Result doctor(Request& r) {
+    fs::path home = resolve_home(r.core.identity().home);
+    std::vector<Check> checks{check_tmux(),          check_git(),
+                              check_home(home),      check_store(r.core, home),
+                              check_agent_clis(),    check_port(home)};
+    bool failed = false;
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : checks) {
+        failed = failed || c.status == "fail";
+        list.push_back(to_json(c));
+    }
+    return {{{"ok", !failed}, {"home", home.string()}, {"checks", list}}, failed ? 1 : 0};
+}
+
+}  // namespace
+
+const Operation doctor_op{
+    .name = "doctor",
+    .command = "doctor",
+    .summary =
+        "check that team can run here: tmux, git, the home's permissions, the store, the "
+        "agents' CLIs and the dashboard's port; exit 0 when nothing fails",
+    .params = {},
+    .access = Access::read,
+    .scope = Scope::none,
+    .body = doctor,
+};
+
+}  // namespace team::ops
