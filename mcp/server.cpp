@@ -194,6 +194,15 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
                 {"isError", !r.ok()}};
             write(result_response(f->id, std::move(result)));
         }
+        // Once the reply is written (or will never be): a confirm from inside the agent's tree
+        // wakes its supervisor only now, so the client gets its answer before the tree ends.
+        if (r.after_reply) {
+            try {
+                r.after_reply();
+            } catch (const std::exception&) {
+                // the supervisor goes ahead on its own after kReplyWindow
+            }
+        }
         std::lock_guard lock(flights_mutex);
         auto it = flights.find(f->id.dump());
         if (it != flights.end() && it->second == f) flights.erase(it);
