@@ -421,7 +421,7 @@ test('the other tools: logs, prompt, messages, ack, task update, kill_shell and 
 
   // The agent may not tear down; the leader may.
   await refused(agent, 'team_teardown', {}, 'refused');
-  const down = await ok(leader, 'team_teardown', { grace: '2s' });
+  const down = await ok(leader, 'team_teardown', { graceMs: 2000 });
   assert.equal(down.success, true, JSON.stringify(down));
 }));
 
