@@ -1,6 +1,7 @@
 #include "cli/op_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <map>
 
 #include "cli/input.hpp"
@@ -53,13 +54,21 @@ CLI::App* add_operation(CLI::App& parent, const ops::Operation& op, Printer prin
         nlohmann::json values = collect(op, *slots);
         if (adjust) adjust(ctx, values);
         ops::Result r = ops::invoke(ctx, op, values, ops::Naming::cli, report);
+        // What waits for the answer (ops::Result::after_reply) runs once it is out.
+        auto answered = [&r] {
+            if (!r.after_reply) return;
+            std::fflush(stdout);
+            r.after_reply();
+        };
         if (ctx.out().json()) {
             // A following operation has printed its stream as progress: no document after it.
             if (!r.doc.is_null()) ctx.out().print_json(r.doc);
+            answered();
             return r.exit_code;
         }
         if (r.error) throw *r.error;
         print(ctx, r);
+        answered();
         return r.exit_code;
     };
     auto* cmd = add_command(parent, word, std::string(op.summary), action);

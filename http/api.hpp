@@ -4,6 +4,7 @@
 // values from query and body, the status of a result. The verbs are the table's.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@ struct Answer {
     int status = 200;
     std::string body;
     std::string content_type = "application/json";
+    std::function<void()> after_send = {};  // the operation's after_reply: run once it is sent
 };
 
 // An answer in SPEC 1.4's error shape: {"success": false, "error", "code"}.

@@ -409,7 +409,10 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
 
     void write(const Answer& a, bool api,
                const std::vector<std::pair<std::string, std::string>>& extra) {
-        if (closed_) return;
+        if (closed_) {
+            if (a.after_send) a.after_send();  // nobody to answer: what waited goes now
+            return;
+        }
         auto res = std::make_shared<bhttp::response<bhttp::string_body>>();
         res->version(11);
         res->result(static_cast<unsigned>(a.status));
@@ -426,7 +429,9 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
         stream_.expires_after(shared_->options.body_timeout);
         bhttp::async_write(
             stream_, *res,
-            [self = this->shared_from_this(), res](beast::error_code ec, std::size_t) {
+            [self = this->shared_from_this(), res, after = a.after_send](beast::error_code ec,
+                                                                         std::size_t) {
+                if (after) after();  // sent (or never will be): what waited for it goes
                 if (!ec && self->linger_) return self->drain_then_close();
                 if (ec || !res->keep_alive()) return self->close();
                 self->read_header();

@@ -113,9 +113,9 @@ void InboxPush::stop() {
 }
 
 nlohmann::json InboxPush::notification_for(const nlohmann::json& m) {
-    // meta: identifiers as keys and strings as values, as Claude Code takes them.
-    nlohmann::json meta = {{"source", "team"},
-                           {"message_id", text_of(m.value("id", nlohmann::json()))},
+    // meta: identifiers as keys and strings as values, as Claude Code takes them. No `source`:
+    // Claude Code sets that attribute of its <channel> tag itself, from the server's name.
+    nlohmann::json meta = {{"message_id", text_of(m.value("id", nlohmann::json()))},
                            {"from", text_of(m.value("from", nlohmann::json()))},
                            {"type", text_of(m.value("type", nlohmann::json()))},
                            {"team", text_of(m.value("team", nlohmann::json()))}};

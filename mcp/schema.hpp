@@ -24,6 +24,10 @@ nlohmann::json param_schema(const ops::Param& param);
 // command line's ('-': stdin).
 std::string param_help(const ops::Param& param);
 
+// A duration parameter's help as a tool that takes whole milliseconds shows it (SPEC 12): its
+// default, once, in milliseconds.
+std::string millis_help(const ops::Param& param);
+
 // Checks `arguments` (an object) against `schema`: unknown fields, types, minimums, enums and
 // required fields. Throws ArgumentError.
 void check_arguments(const nlohmann::json& schema, const nlohmann::json& arguments);

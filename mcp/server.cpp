@@ -23,15 +23,6 @@ namespace team::mcp {
 
 namespace {
 
-constexpr const char* kInstructions =
-    "team: you work in a team of coding agents (or lead it). Identity is fixed when this server "
-    "starts: in an agent's pane it acts as that agent (TEAM_AGENT_ID), else as the leader.\n"
-    "Between steps, call inbox_read with unread: true (or waitMs to block until a message "
-    "comes). A message of type shutdown_request asks you to stop: call shutdown_respond with "
-    "action approve, finish or abandon your current step, then shutdown_respond with action "
-    "confirm; or action reject with a reason to keep working. Take work with task_claim, finish "
-    "it with task_done, report to the leader with message_send.";
-
 // One tools/call while it runs.
 struct Flight {
     explicit Flight(nlohmann::json request_id, nlohmann::json progress_token)
@@ -99,6 +90,31 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     std::size_t workers = 0;       // alive
     std::thread heartbeat;
     std::unique_ptr<InboxPush> push;  // from notifications/initialized; the reader's thread only
+    std::string revision;             // negotiated at initialize; the reader's thread only
+
+    // Arguments that do not fit a tool's schema (SPEC 12): under 2025-11-25 a tool result with
+    // isError, so the model reads the message and corrects its call (SEP-1303); before it (or
+    // before initialize), JSON-RPC -32602. Either way the message and the field are named.
+    void refuse_arguments(const nlohmann::json& id, const std::string& message,
+                          const std::string& field) {
+        if (revision != kSep1303Revision) {
+            nlohmann::json data = nullptr;
+            if (!field.empty()) data = {{"field", field}};
+            write(error_response(id, invalid_params, message, std::move(data)));
+            return;
+        }
+        nlohmann::json content = {{"success", false},
+                                  {"error", message},
+                                  {"code", code_name(ErrorCode::usage)}};
+        if (!field.empty()) content["field"] = field;
+        write(result_response(
+            id, {{"content",
+                  {{{"type", "text"},
+                    {"text",
+                     content.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}}}},
+                 {"structuredContent", content},
+                 {"isError", true}}));
+    }
 
     void write(const nlohmann::json& message) {
         std::string line = frame(message);
@@ -194,6 +210,15 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
                 {"isError", !r.ok()}};
             write(result_response(f->id, std::move(result)));
         }
+        // Once the reply is written (or will never be): a confirm from inside the agent's tree
+        // wakes its supervisor only now, so the client gets its answer before the tree ends.
+        if (r.after_reply) {
+            try {
+                r.after_reply();
+            } catch (const std::exception&) {
+                // the supervisor goes ahead on its own after kReplyWindow
+            }
+        }
         std::lock_guard lock(flights_mutex);
         auto it = flights.find(f->id.dump());
         if (it != flights.end() && it->second == f) flights.erase(it);
@@ -222,10 +247,10 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         try {
             call = tool->call(params.value("arguments", nlohmann::json::object()));
         } catch (const ArgumentError& e) {
-            write(error_response(id, invalid_params, e.message, {{"field", e.field}}));
+            refuse_arguments(id, e.message, e.field);
             return;
         } catch (const Error& e) {
-            write(error_response(id, invalid_params, e.what()));
+            refuse_arguments(id, e.what(), "");
             return;
         }
         nlohmann::json token = nullptr;
@@ -273,7 +298,10 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         }
         const nlohmann::json& id = *m.id;
         if (m.method == "initialize") {
-            write(result_response(id, initialize_result(m.params, options.version)));
+            auto result = initialize_result(m.params, options.version,
+                                            ops::instructions_for(options.identity));
+            revision = result["protocolVersion"].get<std::string>();
+            write(result_response(id, std::move(result)));
         } else if (m.method == "ping") {
             write(result_response(id, nlohmann::json::object()));
         } else if (m.method == "tools/list") {
@@ -288,7 +316,8 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     }
 };
 
-nlohmann::json initialize_result(const nlohmann::json& params, const std::string& version) {
+nlohmann::json initialize_result(const nlohmann::json& params, const std::string& version,
+                                 const std::string& instructions) {
     std::string asked;
     if (params.is_object()) {
         if (auto v = params.find("protocolVersion"); v != params.end() && v->is_string()) {
@@ -308,7 +337,7 @@ nlohmann::json initialize_result(const nlohmann::json& params, const std::string
               // Claude Code's channels: the caller's new messages pushed (mcp/channel.hpp).
               {"experimental", {{"claude/channel", nlohmann::json::object()}}}}},
             {"serverInfo", {{"name", "team"}, {"title", "team"}, {"version", version}}},
-            {"instructions", kInstructions}};
+            {"instructions", instructions}};
 }
 
 Server::Server(ServerOptions options, Writer write) : state_(std::make_shared<State>()) {

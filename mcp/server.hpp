@@ -28,6 +28,9 @@ namespace team::mcp {
 
 // The protocol revisions this server speaks, newest first (SPEC 12).
 inline constexpr const char* kProtocolVersions[] = {"2025-11-25", "2025-06-18"};
+// From this revision on, arguments that do not fit a tool's schema are a tool result with
+// isError (SEP-1303), not JSON-RPC -32602.
+inline constexpr std::string_view kSep1303Revision = "2025-11-25";
 
 struct ServerOptions {
     ops::Identity identity;  // the caller, fixed at start (SPEC 1.5); a call may name its team
@@ -65,7 +68,9 @@ class Server {
     std::shared_ptr<State> state_;
 };
 
-// The answer to initialize (exposed for the unit tests).
-nlohmann::json initialize_result(const nlohmann::json& params, const std::string& version);
+// The answer to initialize (exposed for the unit tests); `instructions`: the caller's, from
+// ops::instructions_for.
+nlohmann::json initialize_result(const nlohmann::json& params, const std::string& version,
+                                 const std::string& instructions);
 
 }  // namespace team::mcp

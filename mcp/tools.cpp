@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
+#include <optional>
+#include <set>
 
 #include "base/duration.hpp"
 #include "base/error.hpp"
@@ -122,7 +125,11 @@ const std::vector<Spec>& specs() {
                     {.tool = "force",
                      .param = "no_force",
                      .convert = Convert::negate,
-                     .help = "SIGKILL what is left when timeout runs out (default true)"}}},
+                     .help = "SIGKILL what is left when timeout runs out (default true)"},
+                    {.tool = "timeout",
+                     .param = "timeout",
+                     .convert = Convert::millis,
+                     .help = "milliseconds the tree gets to end before SIGKILL (default 5000)"}}},
         {.tool = "shell_release", .command = "shell release", .fields = {kShellId}},
         {.tool = "run", .command = "run", .bound = "timeout"},
         {.tool = "session_exec", .command = "session exec"},
@@ -136,11 +143,44 @@ bool offered(const ops::Param& p) {
     return p.name != "follow";
 }
 
-const Field* field_of(const Spec& spec, std::string_view param) {
-    for (const auto& f : spec.fields) {
-        if (f.param == param && f.convert != Convert::team) return &f;
+// A parameter's name in camelCase with `Ms` after it (force_after -> forceAfterMs), kept for the
+// program's life so that a Field can point at it.
+std::string_view millis_name(std::string_view param) {
+    static std::mutex mutex;
+    static std::set<std::string, std::less<>> names;
+    std::string name;
+    bool upper = false;
+    for (char c : param) {
+        if (c == '_') {
+            upper = true;
+            continue;
+        }
+        name += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+        upper = false;
     }
-    return nullptr;
+    name += "Ms";
+    std::lock_guard lock(mutex);
+    return *names.insert(std::move(name)).first;
+}
+
+// How a tool takes a parameter when it differs from the operation: the spec's field, else, for a
+// duration, a whole number of milliseconds named ...Ms (SPEC 12's one convention); nothing when
+// the tool takes it as the operation does.
+std::optional<Field> field_of(const Spec& spec, const ops::Param& p) {
+    for (const auto& f : spec.fields) {
+        if (f.param == p.name && f.convert != Convert::team) return f;
+    }
+    if (p.type == ops::Type::duration) {
+        return Field{.tool = millis_name(p.name), .param = p.name, .convert = Convert::millis};
+    }
+    return std::nullopt;
+}
+
+std::optional<Field> field_of(const Spec& spec, const ops::Operation& op, std::string_view param) {
+    for (const auto& p : op.params) {
+        if (p.name == param) return field_of(spec, p);
+    }
+    return std::nullopt;
 }
 
 nlohmann::json field_schema(const Field& f, const ops::Param* p) {
@@ -162,7 +202,13 @@ nlohmann::json field_schema(const Field& f, const ops::Param* p) {
             s = {{"type", "string"}};
             break;
     }
-    if (!f.help.empty()) s["description"] = std::string(f.help);
+    if (!f.help.empty()) {
+        s["description"] = std::string(f.help);
+    } else if (p && f.convert == Convert::millis) {
+        s["description"] = millis_help(*p);
+    } else if (p) {
+        s["description"] = param_help(*p);
+    }
     return s;
 }
 
@@ -176,10 +222,9 @@ nlohmann::json input_schema(const Spec& spec, const ops::Operation& op) {
     }
     for (const auto& p : op.params) {
         if (!offered(p)) continue;
-        const Field* f = field_of(spec, p.name);
+        auto f = field_of(spec, p);
         std::string name(f ? f->tool : p.name);
         properties[name] = f ? field_schema(*f, &p) : param_schema(p);
-        if (f && f->help.empty()) properties[name]["description"] = param_help(p);
         if (p.required) required.push_back(name);
     }
     if (!own_team && op.scope != ops::Scope::none) {
@@ -328,11 +373,15 @@ Call Tool::call(const nlohmann::json& arguments_in) const {
     call.values = nlohmann::json::object();
     for (const auto& [key, value] : arguments.items()) {
         if (value.is_null()) continue;
-        const Field* f = nullptr;
+        std::optional<Field> f;
         for (const auto& field : spec.fields) {
-            if (field.tool == key) f = &field;
+            if (field.tool == key) f = field;
         }
-        if (!f && key == "team") f = &kTeam;
+        for (const auto& p : op->params) {
+            if (f) break;
+            if (auto implied = field_of(spec, p); implied && implied->tool == key) f = implied;
+        }
+        if (!f && key == "team") f = kTeam;
         if (!f) {
             call.values[key] = value;
             continue;
@@ -344,7 +393,7 @@ Call Tool::call(const nlohmann::json& arguments_in) const {
                 break;
             case Convert::millis: {
                 long long ms = value.get<long long>();
-                if (ms > kMaxWaitMs && (param == "wait" || param == "timeout")) {
+                if (ms > kMaxWaitMs && param == spec.bound) {
                     throw ArgumentError{key, key + " must be at most " +
                                                  std::to_string(kMaxWaitMs) + " (10 minutes)"};
                 }
@@ -403,14 +452,14 @@ Call Tool::call(const nlohmann::json& arguments_in) const {
                 }
             }
         }
-        const Field* f = field.empty() ? nullptr : field_of(spec, field);
+        auto f = field.empty() ? std::nullopt : field_of(spec, *op, field);
         if (f) field = f->tool;
         throw ArgumentError{field, e.what()};
     }
     if (!bound.empty() && call.values.contains(bound)) {
         auto ms = parse_duration(call.values[bound].get<std::string>(), bound);
         if (ms.count() > kMaxWaitMs) {
-            const Field* f = field_of(spec, bound);
+            auto f = field_of(spec, *op, bound);
             std::string field(f ? f->tool : bound);
             throw ArgumentError{field, field + " must be at most 10 minutes"};
         }

@@ -1,6 +1,7 @@
 #include "ops/core.hpp"
 
 #include "state/home.hpp"
+#include "team/agent_instructions.hpp"
 #include "tmux/server.hpp"
 
 namespace team::ops {
@@ -75,6 +76,16 @@ std::optional<TeamRecord> Core::named_team(const std::optional<std::string>& pos
 std::string Core::actor(const std::optional<TeamRecord>& team) {
     if (team) return caller(*team).id();
     return identity_.as.value_or("user");
+}
+
+std::string instructions_for(const Identity& identity) {
+    std::string agent = identity.as.value_or("");
+    std::string team = identity.team.value_or("");
+    if (auto at = agent.find('@'); at != std::string::npos) {
+        if (team.empty()) team = agent.substr(at + 1);
+        agent.erase(at);
+    }
+    return agent_instructions(agent, agent.empty() ? "" : team);
 }
 
 }  // namespace team::ops

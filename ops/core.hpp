@@ -74,4 +74,9 @@ class Core {
     std::unique_ptr<tmux::Tmux> tmux_;
 };
 
+// The agent's instructions (team/agent_instructions.hpp) for the caller an identity names: that
+// agent and its team when `as` names one (name@team, or a name with the identity's team), else
+// the general text. Reads nothing: a server can give it before any team exists.
+std::string instructions_for(const Identity& identity);
+
 }  // namespace team::ops

@@ -103,6 +103,12 @@ struct Result {
     // What a person's view needs beyond the document (open task counts beside the agents),
     // never part of the JSON a face returns.
     nlohmann::json view = nullptr;
+    // What must wait until the face has written (and flushed) its answer, run by the face right
+    // after it, whether or not anyone reads the answer: a shutdown confirmed from inside the
+    // agent's own tree wakes the pane's supervisor here, so the caller (`team mcp`, a child of
+    // the agent) has answered before its tree is signalled. A face that cannot answer runs it
+    // all the same; one that never runs it delays that end by team/agent_end.hpp's kReplyWindow.
+    std::function<void()> after_reply;
     bool ok() const { return exit_code == 0; }
 };
 

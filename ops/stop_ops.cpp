@@ -134,7 +134,11 @@ Result reject(Request& r) {
 }
 
 Result confirm(Request& r) {
-    return {answered(shutdowns(r).confirm(*r.team, r.caller(), r.args.optional_string("request")))};
+    std::function<void()> after_reply;  // from inside the agent's tree: its supervisor's go-ahead
+    Result result(answered(shutdowns(r).confirm(*r.team, r.caller(),
+                                                r.args.optional_string("request"), &after_reply)));
+    result.after_reply = std::move(after_reply);
+    return result;
 }
 
 Result shutdown_status(Request& r) {

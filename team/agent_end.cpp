@@ -102,7 +102,8 @@ bool finish_agent(Store& store, const AgentRecord& agent, EpochMs at, const Term
 
 namespace {
 
-proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock& clock) {
+proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock& clock,
+                             bool woken, StopMemory* memory) {
     proc::StopPlan plan;
     EpochMs now = clock.now();
     std::int64_t boot_now = clock.boot_ms();
@@ -112,6 +113,14 @@ proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock
         if (!r.closed_at && (r.phase == ShutdownPhase::confirmed || r.forced_at)) {
             plan.at = steady_now;
             plan.grace = milliseconds(r.grace_ms);
+            // A confirmation: the confirmer's answer first (its second wake), unless force began.
+            if (memory && !r.forced_at && !(woken && memory->confirmation == r.id)) {
+                if (memory->confirmation != r.id) {
+                    memory->confirmation = r.id;
+                    memory->seen_at = steady_now;
+                }
+                plan.at = std::max(steady_now, memory->seen_at + kReplyWindow);
+            }
             return plan;
         }
         // A deadline holds until the agent has ended, even after a rejection (SPEC 7.1: "if
@@ -142,16 +151,17 @@ proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock
 }  // namespace
 
 proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock,
-                               milliseconds wait_for_commit) {
-    if (wait_for_commit.count() <= 0) return stop_plan_now(store, agent, clock);
+                               milliseconds wait_for_commit, StopMemory* memory) {
+    bool woken = wait_for_commit.count() > 0;
+    if (!woken) return stop_plan_now(store, agent, clock, false, memory);
     // Whoever woke us holds its writer's turn (it signals inside its write): once the turn is
     // free, its commit is in, or it never will be.
-    if (store.await_writer()) return stop_plan_now(store, agent, clock);
+    if (store.await_writer()) return stop_plan_now(store, agent, clock, true, memory);
     // No turn lock here: give the commit up to wait_for_commit to land.
     ChangeWatch watch(store.home());  // before the first look, so no commit is missed
     auto deadline = clock.steady() + wait_for_commit;
     for (;;) {
-        auto plan = stop_plan_now(store, agent, clock);
+        auto plan = stop_plan_now(store, agent, clock, true, memory);
         if (plan.at || !watch.wait_until(deadline)) return plan;
     }
 }

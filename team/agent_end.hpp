@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -38,13 +39,26 @@ std::optional<std::vector<std::string>> mark_terminated(Store& store, const Agen
 // Returns false when it was already terminated.
 bool finish_agent(Store& store, const AgentRecord& agent, EpochMs at, const Termination& natural);
 
-// The stop plan of an agent's pane supervisor: stop now when its request is confirmed or force
-// began; otherwise the nearest --force-after deadline, which it then enforces. With a
-// `wait_for_commit` (the supervisor was woken), it first waits for the write that woke it to end
-// (whoever changes the requests wakes the supervisor inside its write, just before committing);
-// where the writers' turn lock cannot be used, it waits up to `wait_for_commit` for a commit that
-// brings something.
+// How long a supervisor that has seen its agent's confirmation waits for the confirmer's second
+// wake (sent once the confirmer's answer is written: the confirmer may be a process of the
+// agent's own tree, `team mcp` or `team shutdown confirm`) before it ends the tree anyway.
+inline constexpr std::chrono::milliseconds kReplyWindow{1000};
+
+// What a supervisor remembers between its looks at the requests.
+struct StopMemory {
+    std::optional<std::int64_t> confirmation;  // the confirmed request it has seen
+    std::chrono::steady_clock::time_point seen_at;
+};
+
+// The stop plan of an agent's pane supervisor: stop now when force began, or when its request is
+// confirmed and the supervisor is woken again after having seen it (without `memory`: at once);
+// a confirmation seen the first time, at kReplyWindow from then at the latest. Otherwise the
+// nearest --force-after deadline, which it then enforces. With a `wait_for_commit` (the
+// supervisor was woken), it first waits for the write that woke it to end (whoever changes the
+// requests wakes the supervisor inside its write, just before committing); where the writers'
+// turn lock cannot be used, it waits up to `wait_for_commit` for a commit that brings something.
 proc::StopPlan agent_stop_plan(Store& store, const AgentRecord& agent, const Clock& clock,
-                               std::chrono::milliseconds wait_for_commit = {});
+                               std::chrono::milliseconds wait_for_commit = {},
+                               StopMemory* memory = nullptr);
 
 }  // namespace team

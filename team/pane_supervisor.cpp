@@ -52,10 +52,13 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     // it waits for the write that woke it to end: the signal is sent inside the write, just
     // before the commit, so that a command killed in between leaves no deadline unenforced, and
     // a slow commit is still seen. When the store cannot be read, it asks again a second later.
-    spec.stop_plan = [&store, &agent, &clock](bool woken) {
+    // A confirmation ends the tree at the confirmer's second wake, once its answer is out
+    // (team/agent_end.hpp): `memory` keeps the confirmation seen between the wakes.
+    StopMemory memory;
+    spec.stop_plan = [&store, &agent, &clock, &memory](bool woken) {
         try {
             return agent_stop_plan(store, *agent, clock,
-                                   std::chrono::milliseconds(woken ? 1000 : 0));
+                                   std::chrono::milliseconds(woken ? 1000 : 0), &memory);
         } catch (const std::exception&) {
             proc::StopPlan again;
             again.at = std::chrono::steady_clock::now() + std::chrono::seconds(1);

@@ -6,16 +6,9 @@
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "base/programs.hpp"
+#include "team/agent_instructions.hpp"
 
 namespace team {
-
-const char* const kAgentInstructions =
-    "You are an agent of a team run by `team`; its MCP server `team` gives you the team's tools. "
-    "Between steps, call inbox_read with unread: true (or waitMs to wait for a message). A "
-    "message of type shutdown_request asks you to stop: call shutdown_respond with action "
-    "approve and its requestId, finish or abandon your current step, then shutdown_respond with "
-    "action confirm and exit; or action reject with a reason to keep working. Take work with "
-    "task_claim, finish it with task_done, and report to the leader with message_send.";
 
 const std::vector<std::string>& preset_names() {
     static const std::vector<std::string> names{"claude", "codex", "gemini"};
@@ -57,20 +50,21 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
     // The installed `team` when it is this binary, so the config outlives a rebuild.
     std::string binary = installed_or_self("team", t.team_binary);
     nlohmann::json server = {{"command", binary}, {"args", mcp_args(t)}};
+    std::string instructions = agent_instructions(t.agent, t.team);
     if (t.preset == "claude") {
         // --mcp-config takes JSON text as well as files; --append-system-prompt keeps Claude
         // Code's own system prompt.
         nlohmann::json config = {{"mcpServers", {{"team", server}}}};
-        flags = {"--mcp-config", config.dump(), "--append-system-prompt", kAgentInstructions};
+        flags = {"--mcp-config", config.dump(), "--append-system-prompt", instructions};
     } else if (t.preset == "codex") {
         // -c overrides ~/.codex/config.toml, a value parsed as TOML.
         flags = {"-c", "mcp_servers.team.command=" + toml_string(binary),
                  "-c", "mcp_servers.team.args=" + toml_array(mcp_args(t)),
-                 "-c", "developer_instructions=" + toml_string(kAgentInstructions)};
+                 "-c", "developer_instructions=" + toml_string(instructions)};
     } else {
         // Gemini CLI has no flag for an MCP server: it reads a system settings file named by
         // GEMINI_CLI_SYSTEM_SETTINGS_PATH (and skips it when a directory above it is writable
-        // by others). Its instructions come from the server's `instructions`.
+        // by others). Its instructions come from the server's `instructions`, the same text.
         w.file = t.home / "presets" / (t.team + "." + t.agent + ".gemini.json");
         w.file_content = nlohmann::json{{"mcpServers", {{"team", server}}}}.dump(2) + "\n";
         w.env.push_back("GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + w.file.string());

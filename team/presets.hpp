@@ -12,9 +12,6 @@
 
 namespace team {
 
-// The instruction every preset gives (and the MCP server's own `instructions` repeat).
-extern const char* const kAgentInstructions;
-
 // The presets' names, as --preset takes them.
 const std::vector<std::string>& preset_names();
 

@@ -160,13 +160,16 @@ class Shutdowns {
     // `team shutdown approve | reject | confirm`: the caller answers its own open request (or
     // the one named). Confirm, run outside the agent's own process tree, returns once the agent
     // has ended; run inside it (from its pane), it returns at once and the agent's supervisor
-    // completes the shutdown.
+    // completes the shutdown: then `after_reply` (when given) gets the supervisor's go-ahead,
+    // which the caller runs once its own answer is out (ops::Result::after_reply); without it,
+    // or when it is never run, the supervisor goes ahead after kReplyWindow.
     ShutdownRequest approve(const TeamRecord& team, const Caller& caller,
                             const std::optional<std::string>& request_id);
     ShutdownRequest reject(const TeamRecord& team, const Caller& caller, const std::string& reason,
                            const std::optional<std::string>& request_id);
     ShutdownRequest confirm(const TeamRecord& team, const Caller& caller,
-                            const std::optional<std::string>& request_id);
+                            const std::optional<std::string>& request_id,
+                            std::function<void()>* after_reply = nullptr);
 
     // `team shutdown status [NAME]`: the newest request of NAME (the caller when it is an agent
     // and no NAME is given); for the leader without NAME, every open request of the team.

@@ -115,7 +115,8 @@ ShutdownRequest Shutdowns::reject(const TeamRecord& team, const Caller& caller,
 }
 
 ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
-                                   const std::optional<std::string>& request_id) {
+                                   const std::optional<std::string>& request_id,
+                                   std::function<void()>* after_reply) {
     auto r = store_.write([&] {
         auto r = find_own_request(store_, team, caller, request_id, "confirm");
         if (r.method == ShutdownMethod::force || r.forced_at) {
@@ -132,12 +133,22 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
         // and removes the pane: it lives outside the tree, so this works from inside the pane,
         // whose processes (this one among them) are about to end. Woken before the commit
         // (it waits for it), like a deadline, so no moment is left where this command could die
-        // with the confirmation stored and the supervisor unaware.
+        // with the confirmation stored and the supervisor unaware. This first wake only tells
+        // it: it ends the tree at the next, or kReplyWindow after this one at the latest
+        // (agent_end.hpp), so that a caller inside the tree answers before it is signalled.
         if (auto agent = load_agent(store_, r.agent_id)) wake_supervisor(processes_, *agent);
         return *find_request(store_, r.id);
     });
     auto agent = load_agent(store_, r.agent_id);
-    if (!agent || inside_tree_of(*agent)) return r;
+    if (!agent) return r;
+    if (inside_tree_of(*agent)) {
+        // The second wake, once the caller's answer is out: the caller is part of the tree.
+        if (after_reply) {
+            *after_reply = [processes = &processes_, a = *agent] { wake_supervisor(*processes, a); };
+        }
+        return r;
+    }
+    wake_supervisor(processes_, *agent);  // nobody here is in the tree: end it now
     auto deadline = clock_.steady() + milliseconds(r.grace_ms) + kSupervisorWait;
     if (!await_end(agent->id, deadline)) {
         auto now = load_agent(store_, agent->id);

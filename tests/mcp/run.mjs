@@ -57,6 +57,7 @@ class Home {
     this.mark = `TEAM_TEST_MARK=${this.markValue}`;
     this.clients = [];
     this.children = [];
+    this.revisions = [];  // the revision each client negotiated, in order
   }
 
   env(more = {}) {
@@ -74,14 +75,23 @@ class Home {
     return run(args, this.env(more));
   }
 
-  // A connected SDK client on `team mcp ARGS`, the server's environment `more` on top.
-  async client(args = [], more = {}, onNotification = null) {
+  // A connected SDK client on `team mcp ARGS`, the server's environment `more` on top. The
+  // client asks for its newest revision (2025-11-25); `revision` makes it ask for that one.
+  async client(args = [], more = {}, onNotification = null, revision = null) {
     const transport = new StdioClientTransport({
       command: TEAM,
       args: ['mcp', ...args],
       env: this.env(more),
       stderr: 'pipe',
     });
+    // The client hands the negotiated revision to a transport that takes it (HTTP's do).
+    transport.setProtocolVersion = (v) => this.revisions.push(v);
+    if (revision) {
+      const send = transport.send.bind(transport);
+      transport.send = (message, options) => send(message.method === 'initialize'
+        ? { ...message, params: { ...message.params, protocolVersion: revision } }
+        : message, options);
+    }
     const client = new Client({ name: 'team-mcp-tests', version: '1.0.0' });
     if (onNotification) client.fallbackNotificationHandler = async (n) => onNotification(n);
     await client.connect(transport);
@@ -190,6 +200,16 @@ async function refused(client, name, args, code) {
   return r.structuredContent;
 }
 
+// Arguments that do not fit, under 2025-11-25 (SEP-1303): a tool result with isError, in the
+// error shape of SPEC 1.4 with the field named, so the model reads it and corrects its call.
+async function argumentsRefused(client, name, args, field) {
+  const r = await refused(client, name, args, 'usage');
+  assert.equal(r.field, field, JSON.stringify(r));
+  assert.match(r.error, new RegExp(field));
+  return r;
+}
+
+// The same under 2025-06-18: JSON-RPC -32602 naming the field.
 async function invalidParams(client, name, args, field) {
   await assert.rejects(client.callTool({ name, arguments: args }), (e) => {
     assert.ok(e instanceof McpError, String(e));
@@ -280,12 +300,29 @@ test('tools answer in the SPEC shapes, and refuse with isError or -32602', withH
   assert.equal(shell.error, 'Shell not found: bg-000000');
   assert.equal(shell.shell_id, 'bg-000000');
 
-  // Arguments that do not fit the schema: -32602 naming the field.
+  // Arguments that do not fit the schema, under the revision this client negotiated
+  // (2025-11-25): results with isError naming the field; an unknown tool is still -32602.
+  assert.equal(home.revisions.at(-1), '2025-11-25');
+  await argumentsRefused(client, 'task_add', { subject: 3 }, 'subject');
+  await argumentsRefused(client, 'task_add', {}, 'subject');
+  await argumentsRefused(client, 'inbox_read', { waitMs: 'soon' }, 'waitMs');
+  await argumentsRefused(client, 'kill_agent', { agentId: 'w', bogus: true }, 'bogus');
+  await argumentsRefused(client, 'kill_shell', { shell_id: 'bg-000000', timeout: '2s' }, 'timeout');
+  await invalidParams(client, 'no_such_tool', {}, 'no_such_tool');
+}));
+
+test('under revision 2025-06-18 arguments that do not fit are JSON-RPC -32602', withHome(async (home) => {
+  const { client } = await home.client([], {}, null, '2025-06-18');
+  assert.equal(home.revisions.at(-1), '2025-06-18');
+  await ok(client, 'team_create', { name: 'web', cwd: home.dir });
   await invalidParams(client, 'task_add', { subject: 3 }, 'subject');
   await invalidParams(client, 'task_add', {}, 'subject');
   await invalidParams(client, 'inbox_read', { waitMs: 'soon' }, 'waitMs');
   await invalidParams(client, 'kill_agent', { agentId: 'w', bogus: true }, 'bogus');
+  await invalidParams(client, 'kill_shell', { shell_id: 'bg-000000', timeout: '2s' }, 'timeout');
   await invalidParams(client, 'no_such_tool', {}, 'no_such_tool');
+  // A call that fits is answered as under the newer revision.
+  await refused(client, 'kill_shell', { shell_id: 'bg-000000', timeout: 2000 });
 }));
 
 test('kill_agent keeps the kill-agent contract field for field, and the handshake runs through MCP', withHome(async (home) => {
@@ -371,7 +408,7 @@ test('the other tools: logs, prompt, messages, ack, task update, kill_shell and 
   const started = await home.team(['shell', 'start', '--json', '--', 'sleep', '600']);
   assert.equal(started.code, 0, started.stderr);
   const shellId = JSON.parse(started.stdout).shell_id;
-  const killed = await ok(leader, 'kill_shell', { shell_id: shellId, timeout: '2s' });
+  const killed = await ok(leader, 'kill_shell', { shell_id: shellId, timeout: 2000 });
   assert.deepEqual(
     { success: killed.success, shell_id: killed.shell_id, signal_sent: killed.signal_sent, force_killed: killed.force_killed, error: killed.error },
     { success: true, shell_id: shellId, signal_sent: 'SIGTERM', force_killed: false, error: null });
@@ -384,7 +421,7 @@ test('the other tools: logs, prompt, messages, ack, task update, kill_shell and 
 
   // The agent may not tear down; the leader may.
   await refused(agent, 'team_teardown', {}, 'refused');
-  const down = await ok(leader, 'team_teardown', { grace: '2s' });
+  const down = await ok(leader, 'team_teardown', { graceMs: 2000 });
   assert.equal(down.success, true, JSON.stringify(down));
 }));
 
@@ -524,6 +561,8 @@ test("the caller's new messages are pushed as Claude Code channel notifications,
   assert.equal(kill.code, 0, kill.stderr);
   await waitFor(3);
   assert.equal(pushed[2].meta.type, 'shutdown_request');
+  // No `source` of ours: Claude Code sets that attribute itself, from the server's name.
+  for (const p of pushed) assert.ok(!('source' in p.meta), JSON.stringify(p.meta));
   assert.equal(pushed[2].meta.request_id, JSON.parse(kill.stdout).requestId);
   assert.match(pushed[2].content, /shutdown_respond/);
   // Pushed, and still in the inbox unread.

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "mcp/channel.hpp"
 #include "mcp/jsonrpc.hpp"
@@ -119,13 +120,13 @@ TEST_CASE("mcp: a frame is one line, whatever the text holds", "[mcp]") {
 }
 
 TEST_CASE("mcp: initialize answers the revision asked when spoken, else the newest", "[mcp]") {
-    CHECK(initialize_result({{"protocolVersion", "2025-06-18"}}, "1")["protocolVersion"] ==
+    CHECK(initialize_result({{"protocolVersion", "2025-06-18"}}, "1", "")["protocolVersion"] ==
           "2025-06-18");
-    CHECK(initialize_result({{"protocolVersion", "2025-11-25"}}, "1")["protocolVersion"] ==
+    CHECK(initialize_result({{"protocolVersion", "2025-11-25"}}, "1", "")["protocolVersion"] ==
           "2025-11-25");
-    CHECK(initialize_result({{"protocolVersion", "2099-01-01"}}, "1")["protocolVersion"] ==
+    CHECK(initialize_result({{"protocolVersion", "2099-01-01"}}, "1", "")["protocolVersion"] ==
           "2025-11-25");
-    auto r = initialize_result(Json::object(), "1");
+    auto r = initialize_result(Json::object(), "1", "");
     CHECK(r["protocolVersion"] == "2025-11-25");
     CHECK(r["capabilities"].contains("tools"));
     CHECK(r["serverInfo"]["name"] == "team");
@@ -143,8 +144,8 @@ TEST_CASE("mcp: a message is pushed as a channel notification with string meta",
                                           {"readAt", nullptr}});
     CHECK(n["method"] == "notifications/claude/channel");
     CHECK(n["params"]["content"].get<std::string>().rfind("please stop", 0) == 0);
-    CHECK(n["params"]["meta"] == Json{{"source", "team"},
-                                      {"message_id", "7"},
+    // No `source` of ours: Claude Code adds its own, from the server's name (issue 24).
+    CHECK(n["params"]["meta"] == Json{{"message_id", "7"},
                                       {"from", "leader"},
                                       {"type", "shutdown_request"},
                                       {"team", "web"},
@@ -195,8 +196,91 @@ TEST_CASE("mcp: parameter types become JSON schema types", "[mcp]") {
     CHECK(find_tool("inbox_ack")->input_schema["required"] == Json{"ids"});
     CHECK(property(*find_tool("task_add"), "blocked_by")["items"]["type"] == "string");
     CHECK(property(*find_tool("agent_spawn"), "command")["type"] == "array");
-    CHECK(property(*find_tool("team_teardown"), "grace")["description"].get<std::string>().find(
-              "duration") != std::string::npos);
+    // A duration is whole milliseconds named ...Ms (SPEC 12), its default said in milliseconds.
+    CHECK(property(*find_tool("team_teardown"), "graceMs")["type"] == "integer");
+    CHECK(property(*find_tool("team_teardown"), "graceMs")["description"].get<std::string>().find(
+              "(default 30000)") != std::string::npos);
+}
+
+TEST_CASE("mcp: every duration a tool takes is whole milliseconds named ...Ms, but kill_shell's "
+          "timeout",
+          "[mcp]") {
+    int durations = 0;
+    for (const auto& t : tools()) {
+        for (const auto& p : t.op->params) {
+            if (p.type != ops::Type::duration) continue;
+            if (t.name == "shutdown_respond") continue;  // its own schema, no duration
+            ++durations;
+            INFO(t.name << " " << p.name);
+            bool found = false;
+            for (const auto& [name, schema] : t.input_schema["properties"].items()) {
+                if (schema.value("description", "").find("; a duration: ") != std::string::npos) {
+                    FAIL_CHECK(name << " is still a duration string");
+                }
+                bool ms = name.size() > 2 && name.compare(name.size() - 2, 2, "Ms") == 0;
+                if (ms || (t.name == "kill_shell" && name == "timeout")) {
+                    CHECK(schema["type"] == "integer");
+                    found = true;
+                }
+            }
+            CHECK(found);
+        }
+    }
+    CHECK(durations >= 11);  // kill_agent's three, teardown, inbox, shell start and wait, run's
+                             // two, kill_shell, session exec
+    for (const auto& [tool, field, param] :
+         std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"team_teardown", "graceMs", "grace"},
+             {"shell_start", "timeoutMs", "timeout"},
+             {"shell_wait", "timeoutMs", "timeout"},
+             {"run", "timeoutMs", "timeout"},
+             {"run", "graceMs", "grace"},
+             {"session_exec", "timeoutMs", "timeout"},
+             {"kill_shell", "timeout", "timeout"}}) {
+        const Tool* t = find_tool(tool);
+        if (!t) continue;  // its operation is not in the table
+        INFO(tool << "." << field);
+        REQUIRE(properties(*t).count(field) == 1);
+        CHECK(properties(*t).count(param + "Ms") + properties(*t).count(param) == 1);
+    }
+    // kill_shell as Claude Code's KillShell: milliseconds, default 5000; force true; SIGTERM.
+    const Tool& kill = *find_tool("kill_shell");
+    CHECK(property(kill, "timeout")["description"].get<std::string>().find("(default 5000)") !=
+          std::string::npos);
+    CHECK(property(kill, "force")["description"].get<std::string>().find("(default true)") !=
+          std::string::npos);
+    CHECK(property(kill, "signal")["description"].get<std::string>().find("(default SIGTERM)") !=
+          std::string::npos);
+    auto call = kill.call({{"shell_id", "bg-a1b2c3"}, {"timeout", 2000}});
+    CHECK(call.values == Json{{"id", "bg-a1b2c3"}, {"timeout", "2000ms"}});
+    // A timeout that is not a wait is not bounded by the 10 minutes of waits.
+    if (const Tool* start = find_tool("shell_start")) {
+        auto long_one = start->call({{"command", {"sleep", "1"}}, {"timeoutMs", 3'600'000}});
+        CHECK(long_one.values["timeout"] == "3600000ms");
+    }
+}
+
+TEST_CASE("mcp: a description says its default once", "[mcp]") {
+    auto count = [](const std::string& text) {
+        int n = 0;
+        for (auto at = text.find("default"); at != std::string::npos;
+             at = text.find("default", at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    for (const auto& t : tools()) {
+        auto listing = t.listing();
+        INFO(t.name);
+        CHECK(count(listing["description"].get<std::string>()) <= 1);
+        for (const auto& [name, schema] : listing["inputSchema"]["properties"].items()) {
+            INFO(name << ": " << schema.value("description", ""));
+            CHECK(count(schema.value("description", "")) <= 1);
+        }
+    }
+    // The message type's default, said once, in the help's words replaced by the schema's.
+    CHECK(property(*find_tool("message_send"), "type")["description"] ==
+          "the message type (default message)");
 }
 
 TEST_CASE("mcp: kill_agent, kill_shell, inbox_read and agent_spawn take SPEC 12's shapes",
@@ -277,7 +361,9 @@ TEST_CASE("mcp: arguments that do not fit are refused naming the field", "[mcp]"
     CHECK(field_of("kill_agent", {{"agentId", "w"}, {"bogus", 1}}) == "bogus");
     CHECK(field_of("inbox_read", {{"limit", 0}}) == "limit");
     CHECK(field_of("inbox_read", {{"waitMs", "5s"}}) == "waitMs");
-    CHECK(field_of("team_teardown", {{"grace", "soon"}}) == "grace");
+    CHECK(field_of("team_teardown", {{"graceMs", "soon"}}) == "graceMs");
+    CHECK(field_of("team_teardown", {{"grace", "30s"}}) == "grace");  // no such field
+    CHECK(field_of("kill_shell", {{"shell_id", "bg-a1b2c3"}, {"timeout", "2s"}}) == "timeout");
     CHECK(field_of("agent_spawn", {{"name", "w"}, {"env", {{"A", 1}}}}) == "env");
     CHECK(field_of("shutdown_respond", {{"action", "maybe"}}) == "action");
     CHECK(field_of("shutdown_respond", {{"action", "reject"}}) == "reason");
@@ -305,6 +391,45 @@ TEST_CASE("mcp: the server answers the protocol's methods and refuses the rest",
     REQUIRE(garbage.size() == 1);
     CHECK(garbage[0]["error"]["code"] == -32700);
     CHECK(h.request("ping", nullptr, 9)["id"] == 9);
+}
+
+TEST_CASE("mcp: arguments that do not fit are a tool result with isError under 2025-11-25, "
+          "-32602 under 2025-06-18; an unknown tool is -32602 under both",
+          "[mcp]") {
+    for (const char* revision : {"2025-11-25", "2025-06-18"}) {
+        INFO("revision " << revision);
+        Harness h;
+        auto init = h.request("initialize", {{"protocolVersion", revision},
+                                             {"capabilities", Json::object()},
+                                             {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+        CHECK(init["result"]["protocolVersion"] == revision);
+        auto bad = h.request("tools/call",
+                             {{"name", "kill_shell"},
+                              {"arguments", {{"shell_id", "bg-a1b2c3"}, {"timeout", "2s"}}}});
+        auto missing = h.request("tools/call", {{"name", "task_add"}, {"arguments", Json::object()}});
+        if (std::string(revision) == "2025-11-25") {
+            // SEP-1303: the model sees the message and corrects its call.
+            for (const auto& r : {bad, missing}) {
+                REQUIRE(r.contains("result"));
+                CHECK(r["result"]["isError"] == true);
+                const auto& content = r["result"]["structuredContent"];
+                CHECK(content["success"] == false);
+                CHECK(content["code"] == "usage");
+                CHECK(Json::parse(r["result"]["content"][0]["text"].get<std::string>()) == content);
+            }
+            CHECK(bad["result"]["structuredContent"]["field"] == "timeout");
+            CHECK(bad["result"]["structuredContent"]["error"].get<std::string>().rfind(
+                      "timeout must be a whole number", 0) == 0);
+            CHECK(missing["result"]["structuredContent"]["field"] == "subject");
+        } else {
+            CHECK(bad["error"]["code"] == -32602);
+            CHECK(bad["error"]["data"]["field"] == "timeout");
+            CHECK(missing["error"]["code"] == -32602);
+            CHECK(missing["error"]["data"]["field"] == "subject");
+        }
+        auto unknown = h.request("tools/call", {{"name", "kill_agnet"}});
+        CHECK(unknown["error"]["code"] == -32602);
+    }
 }
 
 TEST_CASE("mcp: a call is a result with structured content and the same JSON as text", "[mcp]") {

@@ -1,11 +1,18 @@
 // Spawn presets (team/presets): the flags each coding agent gets, quoting of hostile paths and
 // names, and the refusal of an unknown preset. The e2e proof that the wired server acts as the
-// agent is tests/mcp ("spawn --preset wires team mcp ...").
+// agent is tests/mcp ("spawn --preset wires team mcp ..."). The agent's instructions are one text
+// (issue 24): the presets', the MCP server's and the one docs/mcp.md quotes.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "base/error.hpp"
+#include "mcp/server.hpp"
+#include "team/agent_instructions.hpp"
 #include "team/presets.hpp"
+#include "tests/support/process.hpp"
 
 using namespace team;
 using Json = nlohmann::json;
@@ -31,7 +38,7 @@ TEST_CASE("the claude preset adds --mcp-config and --append-system-prompt after 
     CHECK(config["mcpServers"]["team"]["command"] == "/opt/my \"team\"/team");
     CHECK(config["mcpServers"]["team"]["args"] == kServerArgs);
     CHECK(w.argv[3] == "--append-system-prompt");
-    CHECK(w.argv[4] == kAgentInstructions);
+    CHECK(w.argv[4] == agent_instructions("w1", "web"));
     CHECK(w.argv[5] == "--model");
     CHECK(w.env.empty());
     CHECK(w.file.empty());
@@ -67,4 +74,67 @@ TEST_CASE("an unknown preset is a usage error naming the ones there are", "[pres
         CHECK(e.code() == ErrorCode::usage);
         CHECK(std::string(e.what()).find("claude, codex, gemini") != std::string::npos);
     }
+}
+
+namespace {
+
+// The `instructions` a server acting as `identity` gives at initialize.
+std::string server_instructions(const ops::Identity& identity) {
+    std::mutex mutex;
+    std::vector<std::string> out;
+    {
+        mcp::Server server(mcp::ServerOptions{.identity = identity, .push_inbox = false},
+                           [&](const std::string& line) {
+                               std::lock_guard lock(mutex);
+                               out.push_back(line);
+                           });
+        server.handle_line(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":)"
+                           R"({"protocolVersion":"2025-06-18","capabilities":{}}})");
+    }
+    REQUIRE(out.size() == 1);
+    return Json::parse(out[0])["result"]["instructions"].get<std::string>();
+}
+
+}  // namespace
+
+TEST_CASE("the presets, the MCP server and docs/mcp.md give an agent one text of instructions",
+          "[presets][mcp]") {
+    std::string text = agent_instructions("w1", "web");
+    // What it must tell: answer a shutdown request, read the inbox on a notice, work and report.
+    for (const char* must : {"shutdown_request", "shutdown_respond", "\"approve\"", "\"confirm\"",
+                             "\"reject\"", "with a reason", "inbox_read", "[team]",
+                             "a message for you in the team inbox", "task_claim", "task_done",
+                             "message_send", "w1", "web"}) {
+        INFO("the text tells " << must);
+        CHECK(text.find(must) != std::string::npos);
+    }
+    auto claude = wire_preset(target("claude"), {});
+    CHECK(claude.argv[4] == text);
+    auto codex = wire_preset(target("codex"), {});
+    const std::string key = "developer_instructions=";
+    REQUIRE(codex.argv[6].rfind(key, 0) == 0);
+    CHECK(Json::parse(codex.argv[6].substr(key.size())) == text);  // a TOML basic string
+    // The server as a preset starts it (--team web --as w1), and as name@team.
+    CHECK(server_instructions({"/nonexistent-home", "web", "w1"}) == text);
+    CHECK(server_instructions({"/nonexistent-home", std::nullopt, "w1@web"}) == text);
+    // A server acting as the leader: the same rules, a general first sentence.
+    std::string general = server_instructions({"/nonexistent-home", std::nullopt, std::nullopt});
+    CHECK(general == agent_instructions("", ""));
+    CHECK(general.find("shutdown_respond") != std::string::npos);
+
+    // docs/mcp.md quotes it (for NAME of TEAM), as a block of "> " lines.
+    std::ifstream in(team::test::source_dir() / "docs" / "mcp.md");
+    REQUIRE(in);
+    std::string line, quoted;
+    bool inside = false;
+    while (std::getline(in, line)) {
+        if (line.find("<!-- agent instructions -->") != std::string::npos) {
+            inside = !inside;
+            continue;
+        }
+        if (!inside) continue;
+        REQUIRE(line.rfind("> ", 0) == 0);
+        quoted += (quoted.empty() ? "" : " ") + line.substr(2);
+    }
+    CHECK(quoted == agent_instructions("NAME", "TEAM"));
 }

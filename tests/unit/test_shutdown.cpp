@@ -582,6 +582,45 @@ TEST_CASE("shutdown: agent_stop_plan: stop now for a confirmed or forced request
     CHECK(fx.snapshot() == before_rows);
 }
 
+TEST_CASE("shutdown: agent_stop_plan: a confirmation waits for the confirmer's second wake, "
+          "kReplyWindow at most",
+          "[shutdown]") {
+    Fixture fx;
+    fx.member("w");
+    fx.member("f");
+    Req confirmed;
+    confirmed.phase = "confirmed";
+    confirmed.confirmed_at = kStart;
+    confirmed.grace_ms = 1234;
+    fx.request("w", confirmed);
+    StopMemory memory;
+    // The confirm's own wake (inside its write): the supervisor knows, and waits for the answer.
+    auto before = Steady::now();
+    auto first = agent_stop_plan(fx.store, fx.record("w"), fx.clock, milliseconds(1000), &memory);
+    REQUIRE(first.at);
+    CHECK(*first.at >= before + kReplyWindow);
+    CHECK(*first.at <= Steady::now() + kReplyWindow);
+    CHECK(first.grace == milliseconds(1234));
+    // Asked again without a wake (its plan come due early, say): the same moment.
+    auto again = agent_stop_plan(fx.store, fx.record("w"), fx.clock, {}, &memory);
+    REQUIRE(again.at);
+    CHECK(*again.at == *first.at);
+    // The confirmer's second wake, its answer written: now.
+    auto second = agent_stop_plan(fx.store, fx.record("w"), fx.clock, milliseconds(1000), &memory);
+    REQUIRE(second.at);
+    CHECK(*second.at <= Steady::now());
+    CHECK(second.grace == milliseconds(1234));
+    // Force began: now, whatever the supervisor saw before.
+    Req forced;
+    forced.method = "force";
+    forced.forced_at = kStart;
+    fx.request("f", forced);
+    StopMemory fresh;
+    auto force = agent_stop_plan(fx.store, fx.record("f"), fx.clock, milliseconds(1000), &fresh);
+    REQUIRE(force.at);
+    CHECK(*force.at <= Steady::now());
+}
+
 TEST_CASE("shutdown: agent_stop_plan: the nearest future deadline, written nowhere until it is due",
           "[shutdown]") {
     Fixture fx;
