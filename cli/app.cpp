@@ -122,6 +122,29 @@ void add_global_options(CLI::App& app, GlobalOptions& g, std::string& home, std:
     app.add_flag("--no-color", g.no_color, "plain human output [env: NO_COLOR]");
 }
 
+// Every command, by its first word. Declaring every command's options costs more than most
+// commands' own work (CLI11 builds an object per option), so when the command word is known only
+// that command is declared.
+struct Command {
+    const char* name;
+    void (*add)(CLI::App&);
+};
+const Command kCommands[] = {
+    {"create", add_create_command},     {"list", add_list_command},
+    {"status", add_status_command},     {"delete", add_delete_command},
+    {"activity", add_activity_command}, {"spawn", add_spawn_command},
+    {"agents", add_agents_command},     {"attach", add_attach_command},
+    {"logs", add_logs_command},         {"prompt", add_prompt_command},
+    {"send", add_send_command},         {"inbox", add_inbox_command},
+    {"task", add_task_command},         {"kill-agent", add_kill_command},
+    {"shutdown", add_shutdown_command}, {"teardown", add_teardown_command},
+    {"shell", add_shell_command},       {"session", add_session_command},
+    {"run", add_run_command},           {"__supervise", add_supervise_command},
+    {"__agent", add_supervise_command},  // declares both hidden commands
+    {"mcp", add_mcp_command},            // the MCP server (mcp/)
+    {"serve", add_serve_command},        // the HTTP API and dashboard (http/)
+};
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -149,28 +172,8 @@ int run(int argc, char** argv) {
     GlobalOptions g;
     std::string home, team, as;
     add_global_options(app, g, home, team, as);
-    // Declaring every command's options costs more than most commands' own work (CLI11 builds
-    // an object per option), so when the command word is known only that command is declared.
-    // Without one (team, team --help, a typo) all are, for the listing and the did-you-mean.
-    struct Command {
-        const char* name;
-        void (*add)(CLI::App&);
-    };
-    static const Command kCommands[] = {
-        {"create", add_create_command},     {"list", add_list_command},
-        {"status", add_status_command},     {"delete", add_delete_command},
-        {"activity", add_activity_command}, {"spawn", add_spawn_command},
-        {"agents", add_agents_command},     {"attach", add_attach_command},
-        {"logs", add_logs_command},         {"prompt", add_prompt_command},
-        {"send", add_send_command},         {"inbox", add_inbox_command},
-        {"task", add_task_command},         {"kill-agent", add_kill_command},
-        {"shutdown", add_shutdown_command}, {"teardown", add_teardown_command},
-        {"shell", add_shell_command},       {"session", add_session_command},
-        {"run", add_run_command},           {"__supervise", add_supervise_command},
-        {"__agent", add_supervise_command},  // declares both hidden commands
-        {"mcp", add_mcp_command},            // the MCP server (mcp/)
-        {"serve", add_serve_command},        // the HTTP API and dashboard (http/)
-    };
+    // Only the command named is declared (kCommands); without one (team, team --help, a typo)
+    // all are, for the listing and the did-you-mean.
     const Command* only = nullptr;
     if (auto word = command_word(argc, argv); word && !help_before_command(argc, argv)) {
         for (const auto& c : kCommands) {
@@ -180,9 +183,7 @@ int run(int argc, char** argv) {
     if (only) {
         only->add(app);
     } else {
-        for (const auto& c : kCommands) {
-            if (std::strcmp(c.name, "__agent") != 0) c.add(app);
-        }
+        add_all_commands(app);
     }
 
     // Subcommand help lists only the subcommand's own options: name the global ones too, at
@@ -241,6 +242,12 @@ int run(int argc, char** argv) {
         }
     } catch (const Error& e) {
         return report(e, g.json);
+    }
+}
+
+void add_all_commands(CLI::App& app) {
+    for (const auto& c : kCommands) {
+        if (std::strcmp(c.name, "__agent") != 0) c.add(app);
     }
 }
 

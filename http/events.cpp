@@ -43,8 +43,10 @@ std::vector<Event> rows_after(Store& store, std::int64_t since, int limit) {
 }  // namespace
 
 std::string frame(const Event& e) {
-    // The type is a word of ours and the data one line of JSON, so no field can end a frame.
-    return "id: " + std::to_string(e.id) + "\nevent: " + e.type + "\ndata: " + e.data + "\n\n";
+    // No `event:` line: a browser's EventSource hands an unnamed event to its one `message`
+    // listener, so a type added later reaches the page as well; the type is in the data. The
+    // data is one line of JSON, so no field can end a frame.
+    return "id: " + std::to_string(e.id) + "\ndata: " + e.data + "\n\n";
 }
 
 struct ActivityFeed::State {

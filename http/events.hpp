@@ -15,8 +15,8 @@
 
 namespace team::http {
 
-// One activity row as an event: `id:`, `event:` and `data:` of the stream, and its team (none
-// for an entry of the home) for ?team= filters.
+// One activity row as an event: `id:` and `data:` of the stream (the row, whose `type` says what
+// happened), and its team (none for an entry of the home) for ?team= filters.
 struct Event {
     std::int64_t id = 0;
     std::string type;
@@ -24,7 +24,8 @@ struct Event {
     std::string data;  // the row's JSON ({id, at, actor, type, details, team}), one line
 };
 
-// The whole frame of an event ("id: ..\nevent: ..\ndata: ..\n\n").
+// The whole frame of an event ("id: ..\ndata: ..\n\n"): unnamed, so that EventSource gives
+// every type to one listener.
 std::string frame(const Event& event);
 
 class ActivityFeed {

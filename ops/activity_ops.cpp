@@ -63,6 +63,8 @@ Result list_activity_op_body(Request& r) {
 const Operation list_activity_op{
     .name = "list_activity",
     .command = "activity",
+    .tool = "activity",
+    .routes = {{"GET", "/api/teams/{team}/activity"}, {"GET", "/api/activity", "all"}},
     .summary = "the team's audit trail, oldest first",
     .params =
         {

@@ -94,6 +94,8 @@ Result prompt_agent(Request& r) {
 const Operation spawn_agent_op{
     .name = "spawn_agent",
     .command = "spawn",
+    .tool = "agent_spawn",
+    .routes = {{"POST", "/api/teams/{team}/agents"}},
     .summary = "leader only: start CMD as a new agent in a pane of the team's tmux session",
     .params =
         {
@@ -132,6 +134,8 @@ const Operation spawn_agent_op{
 const Operation list_agents_op{
     .name = "list_agents",
     .command = "agents",
+    .tool = "agent_list",
+    .routes = {{"GET", "/api/teams/{team}/agents"}},
     .summary = "the team's live agents: name, status, pane, pid, colour, open tasks, age",
     .params = {{.name = "all", .type = Type::boolean, .help = "also list terminated agents"}},
     .access = Access::read,
@@ -141,6 +145,8 @@ const Operation list_agents_op{
 const Operation attach_op{
     .name = "attach",
     .command = "attach",
+    .no_tool = "only a terminal can attach: it becomes a tmux client",
+    .no_route = "only a terminal can attach: it becomes a tmux client",
     .summary = "attach this terminal to the team's tmux session",
     .params = {{.name = "name",
                 .help = "the agent whose pane is selected (default: the first)",
@@ -153,6 +159,8 @@ const Operation attach_op{
 const Operation prompt_agent_op{
     .name = "prompt_agent",
     .command = "prompt",
+    .tool = "agent_prompt",
+    .routes = {{"POST", "/api/teams/{team}/agents/{name}/prompt"}},
     .summary = "type TEXT into the agent's pane and press Enter, as a person would",
     .params =
         {

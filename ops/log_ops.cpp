@@ -171,6 +171,8 @@ Result agent_logs(Request& r) {
 const Operation agent_logs_op{
     .name = "agent_logs",
     .command = "logs",
+    .tool = "agent_logs",
+    .routes = {{"GET", "/api/teams/{team}/agents/{name}/logs"}},
     .summary = "what the agent's pane showed, readable; kept after the pane is gone",
     .params =
         {
