@@ -1,17 +1,18 @@
-// The live feed of `team serve` (SPEC 13, GET /api/events): ONE thread that watches the store
-// (state/change_watch.hpp), reads the activity rows committed since its last look, by any
-// process, once per commit, and hands them to the server, which fans them out to every open
-// stream. A stream that resumes (Last-Event-ID) asks this thread for what it missed, so the rows
-// it gets before and after are read by one reader in order. No Beast here.
+// The live feed of `team serve` (SPEC 13, GET /api/events): ONE thread that waits for the store's
+// changes through the core (ops/changes.hpp), reads the activity rows committed since its last
+// look, by any process, once per commit, and hands them to the server, which fans them out to every
+// open stream. A stream that resumes (Last-Event-ID) asks this thread for what it missed, so the
+// rows it gets before and after are read by one reader in order. No Beast here.
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "ops/core.hpp"
 
 namespace team::http {
 
@@ -34,7 +35,8 @@ class ActivityFeed {
     // resuming stream's id (`stream` its number). The server posts them to its loop.
     using Deliver = std::function<void(std::uint64_t stream, std::vector<Event> events)>;
 
-    ActivityFeed(std::filesystem::path home, Deliver deliver);
+    // Reads the home of `identity`.
+    ActivityFeed(ops::Identity identity, Deliver deliver);
     ~ActivityFeed();  // stops and joins the thread
     ActivityFeed(const ActivityFeed&) = delete;
     ActivityFeed& operator=(const ActivityFeed&) = delete;

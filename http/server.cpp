@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/cancel.hpp"
 #include "base/error.hpp"
 #include "http/api.hpp"
 #include "http/assets.hpp"
@@ -25,7 +26,6 @@
 #include "http/events.hpp"
 #include "http/router.hpp"
 #include "ops/operation.hpp"
-#include "state/change_watch.hpp"
 
 namespace team::http {
 
@@ -567,8 +567,10 @@ void serve(ServerOptions options) {
     }
 
     shared->workers = std::make_unique<Workers>(o.workers, shared->stop_fd);
+    ops::Identity reader = o.identity;
+    reader.home = o.home.string();
     shared->feed = std::make_unique<ActivityFeed>(
-        o.home, [shared_ptr = shared.get(), &ioc](std::uint64_t stream, std::vector<Event> events) {
+        reader, [shared_ptr = shared.get(), &ioc](std::uint64_t stream, std::vector<Event> events) {
             net::post(ioc, [shared_ptr, stream, events = std::move(events)] {
                 shared_ptr->hub.deliver(stream, events);
             });

@@ -47,7 +47,7 @@ Result list_agents(Request& r) {
 }
 
 // Where a terminal attaches: the team's session, with the named agent's pane (else the first
-// live agent's) selected. The face replaces itself with tmux (tmux::TmuxServer::exec_attach).
+// live agent's) selected. The face then becomes a tmux client (Core::become_tmux_client).
 Result attach(Request& r) {
     const TeamRecord& team = *r.team;
     Agents agents(r.core.store(), r.core.clock(), r.core.tmux());

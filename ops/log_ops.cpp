@@ -79,7 +79,7 @@ Result follow_screen(Request& r, const AgentRecord& agent, long long lines) {
     tmux::Tmux& tmux = r.core.tmux();
     std::filesystem::path file(agent.log_file.value_or(""));
     ChangeWatch file_watch(file.parent_path(), file.filename().string());
-    ChangeWatch store_watch(r.core.store().home());
+    auto store_changes = r.core.watch_changes();
     std::string last;
     bool first = true;
     auto emit = [&](const AgentRecord& now, const std::string& screen, const std::string& source) {
@@ -99,7 +99,7 @@ Result follow_screen(Request& r, const AgentRecord& agent, long long lines) {
         }
         emit(*now, *screen, "pane");
         if (file_watch.wait_until(r.core.clock().steady() + std::chrono::seconds(5),
-                                  {store_watch.fd()})) {
+                                  {store_changes->fd()})) {
             std::this_thread::sleep_for(kSettle);
         }
     }
@@ -116,7 +116,7 @@ Result follow_raw(Request& r, const AgentRecord& agent, const std::string& all, 
     emit(last_lines(all, lines));
     std::filesystem::path file(path);
     ChangeWatch file_watch(file.parent_path(), file.filename().string());
-    ChangeWatch store_watch(r.core.store().home());
+    auto store_changes = r.core.watch_changes();
     for (;;) {
         std::string fresh = read_from(path, offset);
         offset += fresh.size();
@@ -127,7 +127,7 @@ Result follow_raw(Request& r, const AgentRecord& agent, const std::string& all, 
             return Result(nullptr);
         }
         file_watch.wait_until(r.core.clock().steady() + std::chrono::seconds(5),
-                              {store_watch.fd()});
+                              {store_changes->fd()});
     }
 }
 
