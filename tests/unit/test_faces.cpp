@@ -53,8 +53,7 @@ TEST_CASE("every operation with command words is a command of the command line",
     CHECK(reached > 0);
 }
 
-TEST_CASE("every operation declares its MCP tool and HTTP routes, or why it has none",
-          "[faces]") {
+TEST_CASE("every operation declares its MCP tool and HTTP routes, or why it has none", "[faces]") {
     std::set<std::string_view> tool_names;
     std::set<std::string> routes;
     for (const ops::Operation* op : ops::operations()) {
