@@ -17,19 +17,19 @@ namespace team::http {
 
 // What the gate reads of a request: its method and target, and four headers ("" when absent).
 struct RequestHead {
-    std::string_view method;
-    std::string_view target;  // path and query
-    std::string_view host;
-    std::string_view authorization;
-    std::string_view cookie;
-    std::string_view csrf;  // X-Team-CSRF
+    std::string_view method = "";
+    std::string_view target = "";  // path and query
+    std::string_view host = "";
+    std::string_view authorization = "";
+    std::string_view cookie = "";
+    std::string_view csrf = "";  // X-Team-CSRF
 };
 
 // What the gate knows of the server.
 struct GateConfig {
-    std::string_view token;        // what a request must show
-    std::string_view listen_host;  // the address it listens on, a Host it answers for
-    bool any_host = false;         // listening on every address: any Host
+    std::string_view token = "";        // what a request must show
+    std::string_view listen_host = "";  // the address it listens on, a Host it answers for
+    bool any_host = false;              // listening on every address: any Host
 };
 
 struct Verdict {
