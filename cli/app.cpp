@@ -158,6 +158,10 @@ void add_commands(CLI::App& app, const char* only) {
 
 }  // namespace
 
+void add_all_commands(CLI::App& app) {
+    add_commands(app, nullptr);
+}
+
 void declare_all(CLI::App& app) {
     // The values are never read: storage that outlives the declared options is all they need.
     static GlobalOptions g;

@@ -18,4 +18,8 @@ void declare_all(CLI::App& app);
 // `team --version`, the man page and the package say.
 const char* version();
 
+// Declares every command on `app` (without the global options): what `team --help` lists, and
+// what the unit tests walk to find each operation's command words.
+void add_all_commands(CLI::App& app);
+
 }  // namespace team::cli

@@ -7,7 +7,6 @@
 #include "cli/commands.hpp"
 #include "cli/op_command.hpp"
 #include "ops/table.hpp"
-#include "tmux/server.hpp"
 
 namespace team::cli {
 
@@ -15,7 +14,8 @@ void add_attach_command(CLI::App& app) {
     auto* cmd = add_operation(
         app, ops::attach_op,
         [](Context& ctx, const ops::Result& r) {
-            tmux::TmuxServer::exec_attach(ctx.store().home(), r.doc["session"], r.doc["paneId"]);
+            ctx.become_tmux_client(r.doc["session"].get<std::string>(),
+                                   r.doc["paneId"].get<std::string>());
         },
         {},
         [](const Context&, nlohmann::json&) {

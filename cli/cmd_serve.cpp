@@ -14,8 +14,6 @@
 #include "cli/context.hpp"
 #include "http/auth.hpp"
 #include "http/server.hpp"
-#include "proc/process_table.hpp"
-#include "state/home.hpp"
 
 namespace team::cli {
 
@@ -82,7 +80,7 @@ std::string url_host(const std::string& host) {
 }
 
 int serve_command(Context& ctx, const ServeFlags& f) {
-    auto home = resolve_home(ctx.identity().home);
+    auto home = ctx.home();
     if (f.url) {
         auto running = std::filesystem::exists(home) ? http::running_server(home) : std::nullopt;
         if (!running) throw not_found("no team serve is running for the home " + home.string());
@@ -103,7 +101,7 @@ int serve_command(Context& ctx, const ServeFlags& f) {
                           " is off the loopback: add --allow-remote to serve other machines "
                           "(plain HTTP), or reach it through an SSH tunnel");
     }
-    ensure_home(home);
+    ctx.ensure_home();
     if (auto running = http::running_server(home)) {
         throw refused("a team serve is already running for this home at " + running->url +
                       " (pid " + std::to_string(running->pid) + ")");
@@ -135,8 +133,7 @@ int serve_command(Context& ctx, const ServeFlags& f) {
         std::string base =
             tcp ? "http://" + url_host(address.host) + ":" + std::to_string(port) + "/"
                 : "http://localhost/";
-        http::write_serve_record(home,
-                                 {base, ::getpid(), proc::start_time_of(::getpid()).value_or(0)});
+        http::write_serve_record(home, http::this_server(base));
         if (tcp && !is_loopback(address.host)) {
             std::fprintf(stderr,
                          "team serve: warning: listening on %s: the traffic, token included, is "

@@ -4,9 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
-#include "shells/shells.hpp"
-#include "state/home.hpp"
-#include "team/agents.hpp"
+#include "ops/supervisors.hpp"
 
 namespace team::cli {
 
@@ -17,16 +15,16 @@ void add_supervise_command(CLI::App& app) {
     };
     auto o = std::make_shared<Options>();
     auto* cmd = add_command(app, "__supervise", "", [o](Context& ctx) {
-        return shells::Shells::supervise(ctx.store(), o->id, o->ready_fd);
+        return ops::supervise_shell(ctx, o->id, o->ready_fd);
     });
     cmd->group("");  // hidden from help
     cmd->add_option("--ready-fd", o->ready_fd);
     cmd->add_option("ID", o->id)->required();
 
-    // team __agent --home DIR ID: the supervisor inside an agent's pane (team/agents.hpp).
+    // team __agent --home DIR ID: the supervisor inside an agent's pane (ops/supervisors.hpp).
     auto agent_id = std::make_shared<std::int64_t>(0);
     auto* agent = add_command(app, "__agent", "", [agent_id](Context& ctx) {
-        return Agents::supervise(ctx.store(), *agent_id);
+        return ops::supervise_agent(ctx, *agent_id);
     });
     agent->group("");
     agent->add_option("ID", *agent_id)->required();

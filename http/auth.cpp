@@ -96,6 +96,10 @@ bool host_allowed(std::string_view host, std::string_view listen_host) {
     return !listen_host.empty() && h == listen_host;
 }
 
+ServeRecord this_server(std::string url) {
+    return {std::move(url), ::getpid(), proc::start_time_of(::getpid()).value_or(0)};
+}
+
 void write_serve_record(const std::filesystem::path& home, const ServeRecord& record) {
     nlohmann::json doc = {
         {"url", record.url}, {"pid", record.pid}, {"startTime", record.start_time}};

@@ -41,6 +41,8 @@ struct ServeRecord {
     std::uint64_t start_time = 0;
 };
 
+// The record of this process serving at `url`.
+ServeRecord this_server(std::string url);
 void write_serve_record(const std::filesystem::path& home, const ServeRecord& record);
 // The record when its server still runs; none otherwise.
 std::optional<ServeRecord> running_server(const std::filesystem::path& home);

@@ -5,12 +5,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
-#include "state/activity.hpp"
-#include "state/change_watch.hpp"
-#include "state/store.hpp"
+#include "base/cancel.hpp"
+#include "ops/changes.hpp"
 
 namespace team::http {
 
@@ -19,23 +19,11 @@ namespace {
 constexpr int kBacklogLimit = 10000;
 constexpr int kBatch = 1000;
 
-Event event_of(const ActivityEntry& e) {
-    nlohmann::json row = to_json(e);
-    row["team"] = e.team ? nlohmann::json(*e.team) : nlohmann::json(nullptr);
-    return {e.id, e.type, e.team,
-            row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
-}
-
-std::vector<Event> rows_after(Store& store, std::int64_t since, int limit) {
+std::vector<Event> rows_after(ops::Core& core, std::int64_t since, int limit) {
     std::vector<Event> out;
-    ActivityQuery q;
-    q.since_id = since;
-    while (static_cast<int>(out.size()) < limit) {
-        q.limit = std::min(kBatch, limit - static_cast<int>(out.size()));
-        auto rows = list_activity(store.db(), std::nullopt, q);
-        for (const auto& e : rows) out.push_back(event_of(e));
-        if (static_cast<int>(rows.size()) < *q.limit) break;
-        q.since_id = rows.back().id;
+    for (auto& r : core.activity_after(since, limit)) {
+        out.push_back({r.id, std::move(r.type), std::move(r.team),
+                       r.row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
     }
     return out;
 }
@@ -43,12 +31,14 @@ std::vector<Event> rows_after(Store& store, std::int64_t since, int limit) {
 }  // namespace
 
 std::string frame(const Event& e) {
-    // The type is a word of ours and the data one line of JSON, so no field can end a frame.
-    return "id: " + std::to_string(e.id) + "\nevent: " + e.type + "\ndata: " + e.data + "\n\n";
+    // No `event:` line: a browser's EventSource hands an unnamed event to its one `message`
+    // listener, so a type added later reaches the page as well; the type is in the data. The
+    // data is one line of JSON, so no field can end a frame.
+    return "id: " + std::to_string(e.id) + "\ndata: " + e.data + "\n\n";
 }
 
 struct ActivityFeed::State {
-    std::filesystem::path home;
+    ops::Identity identity;
     Deliver deliver;
     int wake_fd = -1;  // a backlog was asked for
     int stop_fd = -1;
@@ -60,9 +50,9 @@ struct ActivityFeed::State {
     void run() {
         set_thread_cancel_fd(stop_fd);
         try {
-            Store store(home);
-            ChangeWatch watch(home);  // watch first, then look: no commit slips between
-            std::int64_t cursor = last_activity_id(store.db());
+            ops::Core core(identity);
+            auto changes = core.watch_changes();  // watch first, then look: no commit slips by
+            std::int64_t cursor = core.newest_activity_id();
             while (!stopping) {
                 std::vector<std::pair<std::uint64_t, std::int64_t>> now;
                 {
@@ -73,18 +63,18 @@ struct ActivityFeed::State {
                 ssize_t n = ::read(wake_fd, &drained, sizeof drained);
                 (void)n;
                 for (const auto& [stream, since] : now) {
-                    deliver(stream, rows_after(store, since, kBacklogLimit));
+                    deliver(stream, rows_after(core, since, kBacklogLimit));
                 }
                 for (;;) {
-                    auto fresh = rows_after(store, cursor, kBatch);
+                    auto fresh = rows_after(core, cursor, kBatch);
                     if (fresh.empty()) break;
                     cursor = fresh.back().id;
                     bool more = fresh.size() == static_cast<std::size_t>(kBatch);
                     deliver(0, std::move(fresh));
                     if (!more) break;
                 }
-                watch.wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(60),
-                                 {wake_fd});
+                changes->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(60),
+                                    {wake_fd});
             }
         } catch (const WaitCancelled&) {
             // stopped
@@ -97,9 +87,9 @@ struct ActivityFeed::State {
     }
 };
 
-ActivityFeed::ActivityFeed(std::filesystem::path home, Deliver deliver)
+ActivityFeed::ActivityFeed(ops::Identity identity, Deliver deliver)
     : state_(std::make_unique<State>()) {
-    state_->home = std::move(home);
+    state_->identity = std::move(identity);
     state_->deliver = std::move(deliver);
     state_->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     state_->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

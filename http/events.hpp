@@ -1,22 +1,23 @@
-// The live feed of `team serve` (SPEC 13, GET /api/events): ONE thread that watches the store
-// (state/change_watch.hpp), reads the activity rows committed since its last look, by any
-// process, once per commit, and hands them to the server, which fans them out to every open
-// stream. A stream that resumes (Last-Event-ID) asks this thread for what it missed, so the rows
-// it gets before and after are read by one reader in order. No Beast here.
+// The live feed of `team serve` (SPEC 13, GET /api/events): ONE thread that waits for the store's
+// changes through the core (ops/changes.hpp), reads the activity rows committed since its last
+// look, by any process, once per commit, and hands them to the server, which fans them out to every
+// open stream. A stream that resumes (Last-Event-ID) asks this thread for what it missed, so the
+// rows it gets before and after are read by one reader in order. No Beast here.
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ops/core.hpp"
+
 namespace team::http {
 
-// One activity row as an event: `id:`, `event:` and `data:` of the stream, and its team (none
-// for an entry of the home) for ?team= filters.
+// One activity row as an event: `id:` and `data:` of the stream (the row, whose `type` says what
+// happened), and its team (none for an entry of the home) for ?team= filters.
 struct Event {
     std::int64_t id = 0;
     std::string type;
@@ -24,7 +25,8 @@ struct Event {
     std::string data;  // the row's JSON ({id, at, actor, type, details, team}), one line
 };
 
-// The whole frame of an event ("id: ..\nevent: ..\ndata: ..\n\n").
+// The whole frame of an event ("id: ..\ndata: ..\n\n"): unnamed, so that EventSource gives
+// every type to one listener.
 std::string frame(const Event& event);
 
 class ActivityFeed {
@@ -33,7 +35,8 @@ class ActivityFeed {
     // resuming stream's id (`stream` its number). The server posts them to its loop.
     using Deliver = std::function<void(std::uint64_t stream, std::vector<Event> events)>;
 
-    ActivityFeed(std::filesystem::path home, Deliver deliver);
+    // Reads the home of `identity`.
+    ActivityFeed(ops::Identity identity, Deliver deliver);
     ~ActivityFeed();  // stops and joins the thread
     ActivityFeed(const ActivityFeed&) = delete;
     ActivityFeed& operator=(const ActivityFeed&) = delete;

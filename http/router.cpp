@@ -9,43 +9,6 @@ namespace team::http {
 
 namespace {
 
-// clang-format off
-const std::vector<Route> kRoutes{
-    {"GET",    "/api/teams",                                   "list_teams"},
-    {"POST",   "/api/teams",                                   "create_team"},
-    {"GET",    "/api/teams/{team}",                            "team_status"},
-    {"DELETE", "/api/teams/{team}",                            "delete_team"},
-    {"GET",    "/api/teams/{team}/agents",                     "list_agents"},
-    {"POST",   "/api/teams/{team}/agents",                     "spawn_agent"},
-    {"GET",    "/api/teams/{team}/agents/{name}",              "show_agent"},
-    {"GET",    "/api/teams/{team}/agents/{name}/logs",         "agent_logs"},
-    {"POST",   "/api/teams/{team}/agents/{name}/prompt",       "prompt_agent"},
-    {"POST",   "/api/teams/{team}/agents/{name}/kill",         "kill_agent"},
-    {"POST",   "/api/teams/{team}/teardown",                   "teardown"},
-    {"GET",    "/api/teams/{team}/shutdowns",                  "shutdown_status"},
-    {"GET",    "/api/teams/{team}/messages",                   "read_inbox"},
-    {"POST",   "/api/teams/{team}/messages",                   "send_message"},
-    {"GET",    "/api/teams/{team}/tasks",                      "list_tasks"},
-    {"POST",   "/api/teams/{team}/tasks",                      "add_task"},
-    {"GET",    "/api/teams/{team}/tasks/{id}",                 "show_task"},
-    {"PATCH",  "/api/teams/{team}/tasks/{id}",                 "update_task"},
-    {"POST",   "/api/teams/{team}/tasks/{id}/claim",           "claim_task"},
-    {"POST",   "/api/teams/{team}/tasks/{id}/done",            "complete_task"},
-    {"GET",    "/api/teams/{team}/shells",                     "list_shells"},
-    {"POST",   "/api/teams/{team}/shells",                     "start_shell"},
-    {"GET",    "/api/teams/{team}/shells/{id}",                "shell_status"},
-    {"GET",    "/api/teams/{team}/shells/{id}/output",         "shell_output"},
-    {"POST",   "/api/teams/{team}/shells/{id}/kill",           "kill_shell"},
-    {"GET",    "/api/teams/{team}/activity",                   "list_activity"},
-    {"GET",    "/api/executions/running",                      "list_executions"},
-    {"GET",    "/api/executions/{id}/status",                  "execution_status"},
-    {"POST",   "/api/executions/{id}/terminate",               "terminate_execution"},
-    {"POST",   "/api/agents/{agent}/executions/{id}/terminate", "terminate_execution"},
-    {"GET",    "/api/activity",                                "list_activity", "all"},
-    {"GET",    "/api/events",                                  ""},
-};
-// clang-format on
-
 std::vector<std::string_view> segments(std::string_view path) {
     std::vector<std::string_view> out;
     std::size_t i = 0;
@@ -96,6 +59,18 @@ nlohmann::json typed(const ops::Param* p, const std::string& key, const std::str
 }  // namespace
 
 const std::vector<Route>& routes() {
+    // The routes the operations declare (ops/operation.hpp), in the table's order, and the one
+    // the server answers itself: the event stream.
+    static const std::vector<Route> kRoutes = [] {
+        std::vector<Route> out;
+        for (const auto* op : ops::operations()) {
+            for (const auto& r : op->routes) {
+                out.push_back({r.method, r.pattern, op->name, r.fixed});
+            }
+        }
+        out.push_back({"GET", "/api/events", ""});
+        return out;
+    }();
     return kRoutes;
 }
 
@@ -141,7 +116,7 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view qu
 Found find_route(std::string_view method, std::string_view path) {
     Found found;
     auto parts = segments(path);
-    for (const auto& route : kRoutes) {
+    for (const auto& route : routes()) {
         auto pattern = segments(route.pattern);
         if (pattern.size() != parts.size()) continue;
         Match m;

@@ -1,7 +1,8 @@
 // The HTTP API's routes (SPEC 13): a small table of method + path segments, each naming the
-// operation it calls (ops/operation.hpp) and how the path's variable segments become the
-// operation's values. Nothing of a verb is here: a route only says which operation, and the
-// values are the query string and the JSON body merged, as the operation's parameters name them.
+// operation it calls and how the path's variable segments become the operation's values, made
+// from the routes the operations declare (ops/operation.hpp, HttpRoute). Nothing of a verb is
+// here: a route only says which operation, and the values are the query string and the JSON
+// body merged, as the operation's parameters name them.
 // No Beast here, so the routing is unit-tested in milliseconds (tests/unit/test_http_router.cpp).
 #pragma once
 
@@ -29,7 +30,7 @@ struct Route {
     std::string_view fixed = "";
 };
 
-// Every route of the API, in the order the docs list them.
+// Every route of the API, in the operations table's order, then GET /api/events.
 const std::vector<Route>& routes();
 
 struct Match {

@@ -1,6 +1,7 @@
 // The Beast side of `team serve`: accepting, reading requests with their limits and timeouts,
-// the checks every request passes (Host, token, CSRF), answering, and the event streams. What a
-// request means is http/api.cpp's; the verbs are the operations table's.
+// the checks every request passes (http/gate.hpp), answering, and writing the event streams
+// (http/hub.hpp); operations run on the pool (http/pool.hpp). What a request means is
+// http/api.cpp's; the verbs are the operations table's.
 #include "http/server.hpp"
 
 #include <sys/eventfd.h>
@@ -10,22 +11,18 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <deque>
-#include <map>
-#include <mutex>
-#include <thread>
 
 #include "base/error.hpp"
 #include "http/api.hpp"
 #include "http/assets.hpp"
-#include "http/auth.hpp"
 #include "http/events.hpp"
-#include "http/router.hpp"
+#include "http/gate.hpp"
+#include "http/hub.hpp"
+#include "http/pool.hpp"
 #include "ops/operation.hpp"
-#include "state/change_watch.hpp"
 
 namespace team::http {
 
@@ -39,149 +36,6 @@ constexpr std::size_t kBodyLimit = 1 << 20;      // SPEC 13: a larger body is 41
 constexpr std::size_t kHeaderLimit = 16 * 1024;  // a larger head is 431... answered 400
 constexpr std::size_t kStreamBacklog = 8 << 20;  // an event stream this far behind is dropped
 constexpr int kMaxConnections = 4096;
-
-// Threads that run operations. Each sets the server's stop descriptor as its cancel descriptor,
-// so a wait (inbox --wait, kill-agent --wait) ends when the server stops.
-class Workers {
-  public:
-    Workers(int count, int stop_fd) : stop_fd_(stop_fd) {
-        for (int i = 0; i < count; ++i) {
-            threads_.emplace_back([this] { work(); });
-        }
-    }
-    ~Workers() { stop(); }
-
-    void post(std::function<void()> job) {
-        {
-            std::lock_guard lock(mutex_);
-            jobs_.push_back(std::move(job));
-        }
-        ready_.notify_one();
-    }
-
-    // An operation that may wait long (a kill's grace, a --wait) gets a thread of its own, so
-    // it never holds up the pool. Not joined at the end: its wait is cancelled, a grace is not.
-    void detach(std::function<void()> job) {
-        std::thread([fd = stop_fd_, job = std::move(job)] {
-            set_thread_cancel_fd(fd);
-            job();
-        }).detach();
-    }
-
-    void stop() {
-        {
-            std::lock_guard lock(mutex_);
-            stopping_ = true;
-        }
-        ready_.notify_all();
-        for (auto& t : threads_) {
-            if (t.joinable()) t.join();
-        }
-    }
-
-  private:
-    void work() {
-        set_thread_cancel_fd(stop_fd_);
-        for (;;) {
-            std::function<void()> job;
-            {
-                std::unique_lock lock(mutex_);
-                ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-                if (stopping_) return;
-                job = std::move(jobs_.front());
-                jobs_.pop_front();
-            }
-            job();
-        }
-    }
-
-    int stop_fd_;
-    std::mutex mutex_;
-    std::condition_variable ready_;
-    std::deque<std::function<void()>> jobs_;
-    bool stopping_ = false;
-    std::vector<std::thread> threads_;
-};
-
-// An open event stream, whatever its socket.
-struct Sink {
-    virtual ~Sink() = default;
-    virtual void send(std::shared_ptr<const std::string> text) = 0;
-    virtual void close() = 0;
-
-    std::optional<std::string> only_team;  // ?team=
-    bool catching_up = false;              // its backlog has not arrived yet
-    std::int64_t last_sent = 0;            // rows up to here were sent
-    std::vector<Event> held;               // live rows that came while catching up
-};
-
-// Every open stream, on the loop's thread only: the feed's rows fanned out, the keep-alives.
-class Hub {
-  public:
-    std::uint64_t add(std::shared_ptr<Sink> sink) {
-        auto id = ++next_;
-        sinks_[id] = std::move(sink);
-        return id;
-    }
-    void remove(std::uint64_t id) { sinks_.erase(id); }
-    std::size_t size() const { return sinks_.size(); }
-
-    // New rows (stream 0: for all) or a stream's backlog.
-    void deliver(std::uint64_t stream, const std::vector<Event>& events) {
-        if (stream != 0) {
-            auto it = sinks_.find(stream);
-            if (it == sinks_.end()) return;
-            Sink& s = *it->second;
-            s.catching_up = false;
-            send(s, events);
-            auto held = std::move(s.held);
-            send(s, held);
-            return;
-        }
-        // One frame per row, shared by every stream that takes it.
-        std::vector<std::shared_ptr<const std::string>> frames;
-        frames.reserve(events.size());
-        for (const auto& e : events) frames.push_back(std::make_shared<std::string>(frame(e)));
-        for (auto& [_, sink] : sinks_) {
-            Sink& s = *sink;
-            if (s.catching_up) {
-                s.held.insert(s.held.end(), events.begin(), events.end());
-                continue;
-            }
-            for (std::size_t i = 0; i < events.size(); ++i) {
-                if (!wants(s, events[i])) continue;
-                s.last_sent = events[i].id;
-                s.send(frames[i]);
-            }
-        }
-    }
-
-    void keep_alive() {
-        auto comment = std::make_shared<const std::string>(": keep-alive\n\n");
-        for (auto& [_, s] : sinks_) s->send(comment);
-    }
-
-    void close_all() {
-        auto all = std::move(sinks_);
-        for (auto& [_, s] : all) s->close();
-    }
-
-  private:
-    static bool wants(const Sink& s, const Event& e) {
-        if (e.id <= s.last_sent) return false;
-        return !s.only_team || (e.team && *e.team == *s.only_team);
-    }
-    void send(Sink& s, const std::vector<Event>& events) {
-        for (const auto& e : events) {
-            if (!wants(s, e)) continue;
-            s.last_sent = e.id;
-            s.send(std::make_shared<std::string>(frame(e)));
-        }
-    }
-
-    std::uint64_t next_ = 0;
-    std::map<std::uint64_t, std::shared_ptr<Sink>> sinks_;
-};
 
 // What every connection shares.
 struct Shared {
@@ -200,7 +54,7 @@ struct Shared {
     int stop_fd = -1;
     std::atomic<int> connections{0};
     Hub hub;
-    std::unique_ptr<Workers> workers;
+    std::unique_ptr<Pool> pool;
     std::unique_ptr<ActivityFeed> feed;
     bool stopping = false;
 };
@@ -320,60 +174,26 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
         keep_alive_ = req.keep_alive();
         std::string_view target(req.target().data(), req.target().size());
         std::string_view method = method_text(req);
-        auto path = target.substr(0, target.find('?'));
-        bool api = path == "/api" || path.starts_with("/api/");
         const auto& o = shared_->options;
+        auto header = [&](auto field) {
+            auto v = req[field];
+            return std::string_view(v.data(), v.size());
+        };
+        Verdict v =
+            check_request({.method = method,
+                           .target = target,
+                           .host = header(bhttp::field::host),
+                           .authorization = header(bhttp::field::authorization),
+                           .cookie = header(bhttp::field::cookie),
+                           .csrf = header("X-Team-CSRF")},
+                          {.token = o.token, .listen_host = o.listen_host, .any_host = o.any_host});
+        if (!v.pass) return write(v.answer, v.api, v.headers);
+        if (!v.api) return serve_file(method, target.substr(0, target.find('?')));
 
-        auto host = req[bhttp::field::host];
-        if (!o.any_host && !host_allowed({host.data(), host.size()}, o.listen_host)) {
-            return write(error_answer(403, "refused", "this server does not answer for that host"),
-                         api, {});
-        }
-        // The page opened with the token: the cookie, then the address without the token.
-        if (method == "GET" && path == "/" && target.find("token=") != std::string_view::npos) {
-            std::optional<std::string> given;
-            try {
-                auto q = target.find('?');
-                for (auto& [k, v] : parse_query(target.substr(q + 1))) {
-                    if (k == "token") given = v;
-                }
-            } catch (const Error&) {
-            }
-            if (!given || !same_token(*given, o.token)) {
-                return write(unauthorized(false), false, {});
-            }
-            Answer a{303, "", "text/plain"};
-            std::string cookie =
-                std::string(kCookieName) + "=" + o.token + "; Path=/; HttpOnly; SameSite=Strict";
-            return write(a, false, {{"Set-Cookie", cookie}, {"Location", "/"}});
-        }
-        std::optional<std::string> token;
-        if (auto auth = req[bhttp::field::authorization]; !auth.empty()) {
-            token = bearer_token({auth.data(), auth.size()});
-        } else if (auto cookie = req[bhttp::field::cookie]; !cookie.empty()) {
-            token = cookie_value({cookie.data(), cookie.size()}, kCookieName);
-        }
-        if (!token || !same_token(*token, o.token)) return write(unauthorized(api), api, {});
-        bool changes = method != "GET" && method != "HEAD" && method != "OPTIONS";
-        if (changes && req["X-Team-CSRF"] != "1") {
-            return write(error_answer(403, "refused",
-                                      "a request that changes something needs X-Team-CSRF: 1"),
-                         api, {});
-        }
-        if (!api) return serve_file(method, path);
-
-        auto last = req["Last-Event-ID"];
-        Plan p = plan(method, target, req.body(), {last.data(), last.size()}, shared_->base);
+        Plan p = plan(method, target, req.body(), header("Last-Event-ID"), shared_->base);
         if (auto* a = std::get_if<Answer>(&p)) return write(*a, true, {});
         if (auto* e = std::get_if<EventsCall>(&p)) return start_events(*e);
         run_operation(std::move(std::get<OperationCall>(p)));
-    }
-
-    static Answer unauthorized(bool api) {
-        if (api) return error_answer(401, "refused", "a token is needed (Authorization: Bearer)");
-        return {401,
-                "team serve: open the address `team serve --url` prints (it carries the token)\n",
-                "text/plain; charset=utf-8"};
     }
 
     void serve_file(std::string_view method, std::string_view path) {
@@ -400,10 +220,13 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
             net::post(ioc,
                       [self = std::move(self), a = std::move(a)] { self->write(a, true, {}); });
         };
-        if (waits) {
-            shared_->workers->detach(std::move(job));
-        } else {
-            shared_->workers->post(std::move(job));
+        if (!waits) return shared_->pool->post(std::move(job));
+        if (!shared_->pool->post_waiting(std::move(job))) {
+            write(error_answer(503, "refused",
+                               "too many waiting requests at once (" +
+                                   std::to_string(shared_->pool->waiters()) +
+                                   "); try again when one has ended"),
+                  true, {{"Retry-After", "1"}});
         }
     }
 
@@ -571,9 +394,11 @@ void serve(ServerOptions options) {
             *o.unix_path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     }
 
-    shared->workers = std::make_unique<Workers>(o.workers, shared->stop_fd);
+    shared->pool = std::make_unique<Pool>(o.workers, o.waiters, shared->stop_fd);
+    ops::Identity reader = o.identity;
+    reader.home = o.home.string();
     shared->feed = std::make_unique<ActivityFeed>(
-        o.home, [shared_ptr = shared.get(), &ioc](std::uint64_t stream, std::vector<Event> events) {
+        reader, [shared_ptr = shared.get(), &ioc](std::uint64_t stream, std::vector<Event> events) {
             net::post(ioc, [shared_ptr, stream, events = std::move(events)] {
                 shared_ptr->hub.deliver(stream, events);
             });
@@ -610,7 +435,7 @@ void serve(ServerOptions options) {
     ioc.run();
 
     shared->feed->stop();
-    shared->workers->stop();
+    shared->pool->stop();
     if (o.unix_path) std::filesystem::remove(*o.unix_path, ec);
 }
 

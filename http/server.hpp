@@ -1,7 +1,8 @@
 // `team serve` (SPEC 13): one io_context that serves the HTTP API (http/api.hpp), the event
 // streams (http/events.hpp) and the dashboard's files (http/assets.hpp), with their timers,
-// never blocking: operations run on a small pool of threads (those that wait, on a thread each),
-// each with an ops::Core of its own, and post their answer back. Beast and Asio are confined to
+// never blocking: operations run on a pool of threads (http/pool.hpp: a few workers, and a
+// bounded set for those that wait), each with an ops::Core of its own, and post their answer
+// back. Beast and Asio are confined to
 // server.cpp, so their compile cost is paid once.
 #pragma once
 
@@ -28,7 +29,8 @@ struct ServerOptions {
     std::chrono::milliseconds header_timeout{10'000};
     std::chrono::milliseconds body_timeout{30'000};
     std::chrono::milliseconds keep_alive{15'000};
-    int workers = 4;
+    int workers = 4;   // threads for the calls that answer at once
+    int waiters = 64;  // calls that may wait, at most at once (http/pool.hpp); then 503
     // Called once the server listens, with the port it got (for port 0) and before any request
     // is served.
     std::function<void(unsigned short port)> ready;

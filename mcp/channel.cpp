@@ -10,9 +10,10 @@
 #include <optional>
 #include <thread>
 
+#include "base/cancel.hpp"
 #include "mcp/jsonrpc.hpp"
+#include "ops/changes.hpp"
 #include "ops/operation.hpp"
-#include "state/change_watch.hpp"
 
 namespace team::mcp {
 
@@ -61,9 +62,9 @@ struct InboxPush::State {
         try {
             ops::Core core(identity);
             bool started = false;
-            std::optional<ChangeWatch> watch;
+            std::unique_ptr<ops::Changes> changes;
             while (!stopping) {
-                if (!watch && core.has_store()) watch.emplace(core.store().home());
+                if (!changes && core.has_store()) changes = core.watch_changes();
                 if (!started) {
                     // The whole inbox once: what is unread is pushed, the newest id kept.
                     if (auto all = read(core, std::nullopt)) {
@@ -74,9 +75,9 @@ struct InboxPush::State {
                     push(*later, false);
                 }
                 auto deadline =
-                    std::chrono::steady_clock::now() + std::chrono::seconds(watch ? 60 : 1);
-                if (watch) {
-                    watch->wait_until(deadline);
+                    std::chrono::steady_clock::now() + std::chrono::seconds(changes ? 60 : 1);
+                if (changes) {
+                    changes->wait_until(deadline);
                 } else {
                     // No store yet (a home without a team): look again in a second.
                     pollfd p{stop_fd, POLLIN, 0};

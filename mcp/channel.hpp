@@ -7,8 +7,8 @@
 //
 // One thread with a core of its own: it reads the inbox through the operations table (the
 // inbox operation, as inbox_read does), first the whole of it (pushing what is unread and
-// keeping the newest id as its cursor), then, at every commit to the store (ChangeWatch), what
-// came after its cursor.
+// keeping the newest id as its cursor), then, at every commit to the store (the core's changes,
+// ops/changes.hpp), what came after its cursor.
 #pragma once
 
 #include <functional>

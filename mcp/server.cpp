@@ -11,13 +11,13 @@
 #include <mutex>
 #include <thread>
 
+#include "base/cancel.hpp"
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "mcp/channel.hpp"
 #include "mcp/jsonrpc.hpp"
 #include "mcp/tools.hpp"
 #include "ops/operation.hpp"
-#include "state/change_watch.hpp"
 
 namespace team::mcp {
 

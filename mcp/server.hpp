@@ -5,14 +5,14 @@
 // connections and tmux clients are per thread), so a read call after the first costs one query,
 // not a store's open. Replies are written whole, one line each, under one lock. A call's waits
 // end early when the client cancels it (notifications/cancelled) or stdin closes: each call has
-// a cancel eventfd that the store's change watch polls beside its own (state/change_watch.hpp),
-// set on the worker's thread while the call runs. While a call with a progressToken runs,
-// notifications/progress go out at least every `heartbeat`.
+// a cancel eventfd that the store's change waits poll beside their own (base/cancel.hpp,
+// ops/changes.hpp), set on the worker's thread while the call runs. While a call with a
+// progressToken runs, notifications/progress go out at least every `heartbeat`.
 //
-// Threads rather than an Asio loop: the core's waits are blocking poll() loops (ChangeWatch,
-// pidfds), shared with the command line; a loop would need them rewritten as callbacks. A worker
-// costs one stack, and there are as many as calls were ever in flight at once (one client, one
-// agent: a few).
+// Threads rather than an Asio loop: the core's waits are blocking poll() loops (the store's
+// changes, pidfds), shared with the command line; a loop would need them rewritten as callbacks. A
+// worker costs one stack, and there are as many as calls were ever in flight at once (one client,
+// one agent: a few).
 #pragma once
 
 #include <chrono>

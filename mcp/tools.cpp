@@ -32,12 +32,13 @@ struct Field {
     std::string_view help = "";  // else the parameter's
 };
 
-// SPEC 12's tools: the name, the operation's command words (so that operations that join the
-// table later get their tool without a change here), the fields whose name or shape differs
-// from the operation's, and where a list answer is put.
-struct Spec {
+// How a tool differs from its operation's parameters, where SPEC 12 gives its input in another
+// shape: the fields renamed or converted, the key a list answer is put under, and the parameter
+// that bounds its wait. The tool names are the operations' (ops/operation.hpp, `tool`); a tool
+// that is its operation's parameters as they are needs no shape, so a verb that joins the table
+// with a tool needs nothing here.
+struct Shape {
     std::string_view tool;
-    std::string_view command;
     std::vector<Field> fields = {};
     std::string_view list_key = "";
     // The parameter that bounds the tool's wait: set to 10 minutes when not given (when the
@@ -53,23 +54,16 @@ const Field kTeam{
 
 const Field kShellId{.tool = "shell_id", .param = "id"};
 
-const std::vector<Spec>& specs() {
-    static const std::vector<Spec> kSpecs{
-        {.tool = "team_create", .command = "create"},
-        {.tool = "team_list", .command = "list", .list_key = "teams"},
-        {.tool = "team_status", .command = "status"},
-        {.tool = "team_teardown", .command = "teardown"},
+const std::vector<Shape>& shapes() {
+    static const std::vector<Shape> kShapes{
+        {.tool = "team_list", .list_key = "teams"},
         {.tool = "agent_spawn",
-         .command = "spawn",
          .fields = {{.tool = "env",
                      .param = "env",
                      .convert = Convert::env_object,
                      .help = "environment variables for the agent, {\"NAME\": \"value\"}"}}},
-        {.tool = "agent_list", .command = "agents", .list_key = "agents"},
-        {.tool = "agent_logs", .command = "logs"},
-        {.tool = "agent_prompt", .command = "prompt"},
+        {.tool = "agent_list", .list_key = "agents"},
         {.tool = "kill_agent",
-         .command = "kill-agent",
          .fields = {{.tool = "teamName",
                      .param = "",
                      .convert = Convert::team,
@@ -89,14 +83,9 @@ const std::vector<Spec>& specs() {
                      .param = "grace",
                      .convert = Convert::millis,
                      .help = "milliseconds between SIGTERM and SIGKILL (default 5000)"},
-                    {.tool = "reassignTo", .param = "reassign_to"},
-                    {.tool = "noNotify", .param = "no_notify"}},
+                    {.tool = "reassignTo", .param = "reassign_to"}},
          .bound = "timeout"},
-        {.tool = "shutdown_respond", .command = "shutdown approve"},  // see respond_call
-        {.tool = "shutdown_status", .command = "shutdown status"},
-        {.tool = "message_send", .command = "send"},
         {.tool = "inbox_read",
-         .command = "inbox",
          .fields = {{.tool = "sinceId", .param = "since"},
                     {.tool = "markRead", .param = "mark_read"},
                     {.tool = "waitMs",
@@ -106,21 +95,13 @@ const std::vector<Spec>& specs() {
                              "many milliseconds (at most 600000); an empty list when it runs out"}},
          .list_key = "messages",
          .bound = "wait"},
-        {.tool = "inbox_ack", .command = "inbox ack"},
-        {.tool = "task_add", .command = "task add"},
-        {.tool = "task_list", .command = "task list", .list_key = "tasks"},
-        {.tool = "task_get", .command = "task show"},
-        {.tool = "task_claim", .command = "task claim"},
-        {.tool = "task_update", .command = "task update"},
-        {.tool = "task_done", .command = "task done"},
-        {.tool = "shell_start", .command = "shell start"},
-        {.tool = "shell_list", .command = "shell list", .list_key = "shells"},
+        {.tool = "task_list", .list_key = "tasks"},
+        {.tool = "shell_list", .list_key = "shells"},
         // The shell tools name a shell as kill_shell does (shell_id, after Claude Code's tools).
-        {.tool = "shell_status", .command = "shell status", .fields = {kShellId}},
-        {.tool = "shell_output", .command = "shell output", .fields = {kShellId}},
-        {.tool = "shell_wait", .command = "shell wait", .fields = {kShellId}, .bound = "timeout"},
+        {.tool = "shell_status", .fields = {kShellId}},
+        {.tool = "shell_output", .fields = {kShellId}},
+        {.tool = "shell_wait", .fields = {kShellId}, .bound = "timeout"},
         {.tool = "kill_shell",
-         .command = "shell kill",
          .fields = {kShellId,
                     {.tool = "force",
                      .param = "no_force",
@@ -130,12 +111,11 @@ const std::vector<Spec>& specs() {
                      .param = "timeout",
                      .convert = Convert::millis,
                      .help = "milliseconds the tree gets to end before SIGKILL (default 5000)"}}},
-        {.tool = "shell_release", .command = "shell release", .fields = {kShellId}},
-        {.tool = "run", .command = "run", .bound = "timeout"},
-        {.tool = "session_exec", .command = "session exec"},
-        {.tool = "activity", .command = "activity", .list_key = "activity"},
+        {.tool = "shell_release", .fields = {kShellId}},
+        {.tool = "run", .bound = "timeout"},
+        {.tool = "activity", .list_key = "activity"},
     };
-    return kSpecs;
+    return kShapes;
 }
 
 // Parameters a call cannot use: a stream that never ends (--follow) does not fit one answer.
@@ -163,10 +143,10 @@ std::string_view millis_name(std::string_view param) {
     return *names.insert(std::move(name)).first;
 }
 
-// How a tool takes a parameter when it differs from the operation: the spec's field, else, for a
-// duration, a whole number of milliseconds named ...Ms (SPEC 12's one convention); nothing when
+// How a tool takes a parameter when it differs from the operation: the shape's field, else, for
+// a duration, a whole number of milliseconds named ...Ms (SPEC 12's one convention); nothing when
 // the tool takes it as the operation does.
-std::optional<Field> field_of(const Spec& spec, const ops::Param& p) {
+std::optional<Field> field_of(const Shape& spec, const ops::Param& p) {
     for (const auto& f : spec.fields) {
         if (f.param == p.name && f.convert != Convert::team) return f;
     }
@@ -176,7 +156,7 @@ std::optional<Field> field_of(const Spec& spec, const ops::Param& p) {
     return std::nullopt;
 }
 
-std::optional<Field> field_of(const Spec& spec, const ops::Operation& op, std::string_view param) {
+std::optional<Field> field_of(const Shape& spec, const ops::Operation& op, std::string_view param) {
     for (const auto& p : op.params) {
         if (p.name == param) return field_of(spec, p);
     }
@@ -212,7 +192,7 @@ nlohmann::json field_schema(const Field& f, const ops::Param* p) {
     return s;
 }
 
-nlohmann::json input_schema(const Spec& spec, const ops::Operation& op) {
+nlohmann::json input_schema(const Shape& spec, const ops::Operation& op) {
     nlohmann::json properties = nlohmann::json::object();
     nlohmann::json required = nlohmann::json::array();
     bool own_team = std::any_of(spec.fields.begin(), spec.fields.end(),
@@ -258,9 +238,9 @@ nlohmann::json respond_schema() {
         {"additionalProperties", false}};
 }
 
-nlohmann::json output_schema(const Spec& spec) {
+nlohmann::json output_schema(std::string_view tool, const Shape& spec) {
     auto nullable = [](const char* type) { return nlohmann::json{{"type", {type, "null"}}}; };
-    if (spec.tool == "kill_agent") {
+    if (tool == "kill_agent") {
         return {{"type", "object"},
                 {"properties",
                  {{"success", {{"type", "boolean"}}},
@@ -271,7 +251,7 @@ nlohmann::json output_schema(const Spec& spec) {
                   {"error", nullable("string")}}},
                 {"required", {"success"}}};
     }
-    if (spec.tool == "kill_shell") {
+    if (tool == "kill_shell") {
         return {{"type", "object"},
                 {"properties",
                  {{"success", {{"type", "boolean"}}},
@@ -313,38 +293,13 @@ Call respond_call(const nlohmann::json& arguments) {
     return call;
 }
 
-struct Entry {
-    Tool tool;
-    const Spec* spec;
-};
-
-const std::vector<Entry>& entries() {
-    static const std::vector<Entry> kEntries = [] {
-        std::vector<Entry> out;
-        // In the table's order, so the listing follows SPEC 3-10 as the command line's does.
-        for (const auto* op : ops::operations()) {
-            for (const auto& spec : specs()) {
-                if (spec.command != op->command) continue;
-                Tool tool;
-                tool.name = std::string(spec.tool);
-                tool.op = op;
-                tool.input_schema =
-                    spec.tool == "shutdown_respond" ? respond_schema() : input_schema(spec, *op);
-                tool.output_schema = output_schema(spec);
-                tool.list_key = spec.list_key;
-                out.push_back({std::move(tool), &spec});
-            }
-        }
-        return out;
-    }();
-    return kEntries;
-}
-
-const Spec& spec_of(const Tool& tool) {
-    for (const auto& e : entries()) {
-        if (e.tool.name == tool.name) return *e.spec;
+// A tool's shape: its own, else none (the operation's parameters as they are).
+const Shape& shape_of(std::string_view tool) {
+    static const Shape kNone{};
+    for (const auto& shape : shapes()) {
+        if (shape.tool == tool) return shape;
     }
-    throw std::logic_error("no tool " + tool.name);
+    return kNone;
 }
 
 }  // namespace
@@ -367,7 +322,7 @@ Call Tool::call(const nlohmann::json& arguments_in) const {
     if (!arguments.is_object()) throw ArgumentError{"arguments", "arguments must be an object"};
     check_arguments(input_schema, arguments);
     if (name == "shutdown_respond") return respond_call(arguments);
-    const Spec& spec = spec_of(*this);
+    const Shape& spec = shape_of(name);
     Call call;
     call.op = op;
     call.values = nlohmann::json::object();
@@ -475,7 +430,19 @@ nlohmann::json Tool::structured(const nlohmann::json& doc) const {
 const std::vector<Tool>& tools() {
     static const std::vector<Tool> kTools = [] {
         std::vector<Tool> out;
-        for (const auto& e : entries()) out.push_back(e.tool);
+        // In the table's order, so the listing follows SPEC 3-10 as the command line's does.
+        for (const auto* op : ops::operations()) {
+            if (op->tool.empty()) continue;
+            const Shape& shape = shape_of(op->tool);
+            Tool tool;
+            tool.name = std::string(op->tool);
+            tool.op = op;
+            tool.input_schema =
+                tool.name == "shutdown_respond" ? respond_schema() : input_schema(shape, *op);
+            tool.output_schema = output_schema(op->tool, shape);
+            tool.list_key = shape.list_key;
+            out.push_back(std::move(tool));
+        }
         return out;
     }();
     return kTools;
@@ -490,8 +457,8 @@ const Tool* find_tool(std::string_view name) {
 
 std::vector<std::string> missing_tools() {
     std::vector<std::string> out;
-    for (const auto& spec : specs()) {
-        if (!find_tool(spec.tool)) out.emplace_back(spec.tool);
+    for (const auto& shape : shapes()) {
+        if (!find_tool(shape.tool)) out.emplace_back(shape.tool);
     }
     return out;
 }

@@ -1,8 +1,8 @@
-// The tools of `team mcp` (SPEC 12): one per operation of the table that SPEC 12 names, their
-// schemas generated from the operations' parameters, and the few renamed or converted fields of
-// the tools whose input SPEC 12 gives in another shape (kill_agent's camelCase milliseconds,
-// kill_shell's shell_id and force, inbox_read's waitMs, agent_spawn's env object). The output of
-// every tool is its operation's document: no rule of a verb lives here.
+// The tools of `team mcp` (SPEC 12): one per operation of the table that declares one (its
+// `tool`, ops/operation.hpp), their schemas generated from the operations' parameters, and the few
+// renamed or converted fields of the tools whose input SPEC 12 gives in another shape (kill_agent's
+// camelCase milliseconds, kill_shell's shell_id and force, inbox_read's waitMs, agent_spawn's env
+// object). The output of every tool is its operation's document: no rule of a verb lives here.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -39,10 +39,11 @@ struct Tool {
     nlohmann::json structured(const nlohmann::json& doc) const;
 };
 
-// The tools of the table, in its order: those SPEC 12 names whose operation is in the table.
+// The tools of the table, in its order: one per operation that declares a tool.
 const std::vector<Tool>& tools();
 const Tool* find_tool(std::string_view name);
-// The tools SPEC 12 names that the table has no operation for yet.
+// The tools this face gives a shape of their own (renamed fields, a list key, a bound) that no
+// operation declares: a shape left behind by a renamed or removed tool.
 std::vector<std::string> missing_tools();
 
 // The longest wait a tool may ask for (SPEC 12): 10 minutes.

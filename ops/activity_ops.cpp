@@ -3,7 +3,6 @@
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
 #include "state/activity.hpp"
-#include "state/change_watch.hpp"
 
 namespace team::ops {
 
@@ -41,7 +40,7 @@ Result list_activity_op_body(Request& r) {
         return result;
     }
 
-    ChangeWatch watch(r.core.store().home());
+    auto changes = r.core.watch_changes();
     long long reported = 0;
     for (;;) {
         if (limit) query.limit = static_cast<int>(*limit - reported);
@@ -51,7 +50,7 @@ Result list_activity_op_body(Request& r) {
             ++reported;
         }
         if (limit && reported >= *limit) return Result(nullptr);
-        watch.wait_until(r.core.clock().steady() + std::chrono::seconds(5));
+        changes->wait_until(r.core.clock().steady() + std::chrono::seconds(5));
         if (team && !r.core.teams().exists(*team)) {
             throw not_found("team " + quote(team->name) + " was deleted while following it");
         }
@@ -63,6 +62,8 @@ Result list_activity_op_body(Request& r) {
 const Operation list_activity_op{
     .name = "list_activity",
     .command = "activity",
+    .tool = "activity",
+    .routes = {{"GET", "/api/teams/{team}/activity"}, {"GET", "/api/activity", "all"}},
     .summary = "the team's audit trail, oldest first",
     .params =
         {

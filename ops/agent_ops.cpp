@@ -48,7 +48,7 @@ Result list_agents(Request& r) {
 }
 
 // Where a terminal attaches: the team's session, with the named agent's pane (else the first
-// live agent's) selected. The face replaces itself with tmux (tmux::TmuxServer::exec_attach).
+// live agent's) selected. The face then becomes a tmux client (Core::become_tmux_client).
 Result attach(Request& r) {
     const TeamRecord& team = *r.team;
     Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
@@ -95,6 +95,8 @@ Result prompt_agent(Request& r) {
 const Operation spawn_agent_op{
     .name = "spawn_agent",
     .command = "spawn",
+    .tool = "agent_spawn",
+    .routes = {{"POST", "/api/teams/{team}/agents"}},
     .summary = "leader only: start CMD as a new agent in a pane of the team's tmux session",
     .params =
         {
@@ -137,6 +139,8 @@ const Operation spawn_agent_op{
 const Operation list_agents_op{
     .name = "list_agents",
     .command = "agents",
+    .tool = "agent_list",
+    .routes = {{"GET", "/api/teams/{team}/agents"}},
     .summary = "the team's live agents: name, status, pane, pid, colour, open tasks, age",
     .params = {{.name = "all", .type = Type::boolean, .help = "also list terminated agents"}},
     .access = Access::read,
@@ -146,6 +150,8 @@ const Operation list_agents_op{
 const Operation attach_op{
     .name = "attach",
     .command = "attach",
+    .no_tool = "only a terminal can attach: it becomes a tmux client",
+    .no_route = "only a terminal can attach: it becomes a tmux client",
     .summary = "attach this terminal to the team's tmux session",
     .params = {{.name = "name",
                 .help = "the agent whose pane is selected (default: the first)",
@@ -158,6 +164,8 @@ const Operation attach_op{
 const Operation prompt_agent_op{
     .name = "prompt_agent",
     .command = "prompt",
+    .tool = "agent_prompt",
+    .routes = {{"POST", "/api/teams/{team}/agents/{name}/prompt"}},
     .summary = "type TEXT into the agent's pane and press Enter, as a person would",
     .params =
         {

@@ -17,7 +17,9 @@ Result show_agent(Request& r) {
 
 const Operation show_agent_op{
     .name = "show_agent",
-    .command = "agent show",
+    .command = "",  // `team agents --all` lists it among the others
+    .no_tool = "not in SPEC 12: agent_list gives every agent",
+    .routes = {{"GET", "/api/teams/{team}/agents/{name}"}},
     .summary = "one agent: the live one of that name, else its newest record",
     .params = {{.name = "name",
                 .help = "the agent",

@@ -1,20 +1,52 @@
 #include "ops/core.hpp"
 
+#include <algorithm>
+
+#include "state/activity.hpp"
+#include "state/change_watch.hpp"
 #include "state/home.hpp"
 #include "team/agent_instructions.hpp"
 #include "tmux/server.hpp"
 
 namespace team::ops {
 
+namespace {
+
+// The SQLite store's changes: its ChangeWatch.
+class StoreChanges final : public Changes {
+  public:
+    explicit StoreChanges(const std::filesystem::path& home) : watch_(home) {}
+    bool wait_until(std::chrono::steady_clock::time_point deadline,
+                    const std::vector<int>& others) override {
+        return watch_.wait_until(deadline, others);
+    }
+    int fd() const override { return watch_.fd(); }
+
+  private:
+    ChangeWatch watch_;
+};
+
+}  // namespace
+
 Core::Core(Identity identity, TmuxFactory tmux_factory)
     : identity_(std::move(identity)), tmux_factory_(std::move(tmux_factory)) {}
 
 Core::~Core() = default;
 
+std::filesystem::path Core::home() const {
+    return resolve_home(identity_.home);
+}
+
+std::filesystem::path Core::ensure_home() const {
+    auto home = resolve_home(identity_.home);
+    team::ensure_home(home);
+    return home;
+}
+
 Store& Core::store() {
     if (!store_) {
         auto home = resolve_home(identity_.home);
-        ensure_home(home);
+        team::ensure_home(home);
         store_ = std::make_unique<Store>(home);
     }
     return *store_;
@@ -86,6 +118,37 @@ std::string instructions_for(const Identity& identity) {
         agent.erase(at);
     }
     return agent_instructions(agent, agent.empty() ? "" : team);
+}
+
+std::unique_ptr<Changes> Core::watch_changes() {
+    return std::make_unique<StoreChanges>(store().home());
+}
+
+std::int64_t Core::newest_activity_id() {
+    return last_activity_id(store().db());
+}
+
+std::vector<ActivityRow> Core::activity_after(std::int64_t since, int limit) {
+    constexpr int kBatch = 1000;
+    std::vector<ActivityRow> out;
+    ActivityQuery q;
+    q.since_id = since;
+    while (static_cast<int>(out.size()) < limit) {
+        q.limit = std::min(kBatch, limit - static_cast<int>(out.size()));
+        auto rows = list_activity(store().db(), std::nullopt, q);
+        for (const auto& e : rows) {
+            nlohmann::json row = to_json(e);
+            row["team"] = e.team ? nlohmann::json(*e.team) : nlohmann::json(nullptr);
+            out.push_back({e.id, e.type, e.team, std::move(row)});
+        }
+        if (static_cast<int>(rows.size()) < *q.limit) break;
+        q.since_id = rows.back().id;
+    }
+    return out;
+}
+
+void Core::become_tmux_client(const std::string& session, const std::string& pane) {
+    tmux::TmuxServer::exec_attach(store().home(), session, pane);
 }
 
 }  // namespace team::ops

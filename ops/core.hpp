@@ -4,13 +4,16 @@
 // the home, the team and the caller (flags and environment, a server's start, a request).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/time.hpp"
+#include "ops/changes.hpp"
 #include "state/records.hpp"
 #include "state/store.hpp"
 #include "team/teams.hpp"
@@ -41,6 +44,11 @@ class Core {
     const Identity& identity() const { return identity_; }
     const Clock& clock() const { return clock_; }
 
+    // The home (SPEC 1.1: --home, else TEAM_HOME, else the default), resolved, not created.
+    std::filesystem::path home() const;
+    // The same, made (0700) if it does not exist yet.
+    std::filesystem::path ensure_home() const;
+
     // Opened on first use, creating the home if needed.
     Store& store();
     // The home's private tmux server (created on first use).
@@ -64,6 +72,19 @@ class Core {
 
     // Who asked, for the activity log: the caller in `team`, else `as`, else "user".
     std::string actor(const std::optional<TeamRecord>& team);
+
+    // A wait for the next commit to the home's store by any process (ops/changes.hpp); made
+    // before the look it guards. Opens the store (creating the home) if needed.
+    std::unique_ptr<Changes> watch_changes();
+    // The activity log of the whole home from a cursor, for a stream of every change: the id of
+    // the newest entry (0 when none), and the entries after `since`, oldest first, at most
+    // `limit`.
+    std::int64_t newest_activity_id();
+    std::vector<ActivityRow> activity_after(std::int64_t since, int limit);
+
+    // Replaces this process with a tmux client of the home's server, attached to `session`
+    // with `pane` selected (where attach answered). Returns only by throwing.
+    [[noreturn]] void become_tmux_client(const std::string& session, const std::string& pane);
 
   private:
     Identity identity_;

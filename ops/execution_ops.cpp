@@ -119,6 +119,8 @@ const Param kId{.name = "id",
 const Operation list_executions_op{
     .name = "list_executions",
     .command = "",  // the command line's `team shell list` shows the same shells
+    .no_tool = "SPEC 13's Execution Termination; shell_list is the MCP tool",
+    .routes = {{"GET", "/api/executions/running"}},
     .summary = "the running background shells of the whole home, every team's and none",
     .params = {},
     .scope = Scope::none,
@@ -128,6 +130,8 @@ const Operation list_executions_op{
 const Operation execution_status_op{
     .name = "execution_status",
     .command = "",  // the command line's `team shell status ID`
+    .no_tool = "SPEC 13's Execution Termination; shell_status is the MCP tool",
+    .routes = {{"GET", "/api/executions/{id}/status"}},
     .summary = "one execution's record: the shell's status document",
     .params = {kId},
     .scope = Scope::none,
@@ -137,6 +141,9 @@ const Operation execution_status_op{
 const Operation terminate_execution_op{
     .name = "terminate_execution",
     .command = "shell terminate",
+    .no_tool = "SPEC 13's Execution Termination; kill_shell is the MCP tool",
+    .routes = {{"POST", "/api/executions/{id}/terminate"},
+               {"POST", "/api/agents/{agent}/executions/{id}/terminate"}},
     .summary = "end an execution: SIGINT to its whole tree, 5s, then SIGKILL",
     .params = {kId,
                {.name = "agent",

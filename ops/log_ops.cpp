@@ -81,7 +81,7 @@ Result follow_screen(Request& r, const AgentRecord& agent, long long lines) {
     tmux::Tmux& tmux = r.core.tmux();
     std::filesystem::path file(agent.log_file.value_or(""));
     ChangeWatch file_watch(file.parent_path(), file.filename().string());
-    ChangeWatch store_watch(r.core.store().home());
+    auto store_changes = r.core.watch_changes();
     std::string last;
     bool first = true;
     bool plain = r.args.flag("plain");
@@ -102,7 +102,7 @@ Result follow_screen(Request& r, const AgentRecord& agent, long long lines) {
         }
         emit(*now, *screen, "pane");
         if (file_watch.wait_until(r.core.clock().steady() + std::chrono::seconds(5),
-                                  {store_watch.fd()})) {
+                                  {store_changes->fd()})) {
             std::this_thread::sleep_for(kSettle);
         }
     }
@@ -123,7 +123,7 @@ Result follow_raw(Request& r, const AgentRecord& agent, const std::string& all, 
     emit(last_lines(all, lines));
     std::filesystem::path file(path);
     ChangeWatch file_watch(file.parent_path(), file.filename().string());
-    ChangeWatch store_watch(r.core.store().home());
+    auto store_changes = r.core.watch_changes();
     for (;;) {
         std::string fresh = read_from(path, offset);
         offset += fresh.size();
@@ -134,7 +134,7 @@ Result follow_raw(Request& r, const AgentRecord& agent, const std::string& all, 
             return Result(nullptr);
         }
         file_watch.wait_until(r.core.clock().steady() + std::chrono::seconds(5),
-                              {store_watch.fd()});
+                              {store_changes->fd()});
     }
 }
 
@@ -181,6 +181,8 @@ Result agent_logs(Request& r) {
 const Operation agent_logs_op{
     .name = "agent_logs",
     .command = "logs",
+    .tool = "agent_logs",
+    .routes = {{"GET", "/api/teams/{team}/agents/{name}/logs"}},
     .summary = "what the agent's pane showed, readable; kept after the pane is gone",
     .params =
         {

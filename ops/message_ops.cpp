@@ -83,6 +83,8 @@ Result ack(Request& r) {
 const Operation send_message_op{
     .name = "send_message",
     .command = "send",
+    .tool = "message_send",
+    .routes = {{"POST", "/api/teams/{team}/messages"}},
     .summary = "store a message in an agent's inbox (or every agent's)",
     .params = {{.name = "to",
                 .help = "the recipient: an agent name, or the leader's",
@@ -114,6 +116,8 @@ const Operation send_message_op{
 const Operation read_inbox_op{
     .name = "read_inbox",
     .command = "inbox",
+    .tool = "inbox_read",
+    .routes = {{"GET", "/api/teams/{team}/messages"}},
     .summary = "the caller's messages, oldest first",
     .params = {{.name = "agent",
                 .help = "read this agent's inbox instead (leader only)",
@@ -148,6 +152,8 @@ const Operation read_inbox_op{
 const Operation ack_messages_op{
     .name = "ack_messages",
     .command = "inbox ack",
+    .tool = "inbox_ack",
+    .no_route = "not in SPEC 13: the dashboard reads inboxes, it does not mark them",
     .summary = "mark messages read",
     .params = {{.name = "ids",
                 .type = Type::integers,

@@ -6,9 +6,10 @@
 // agents are reconciled before a look, errors become one result (with the operation's own shape
 // kept when SPEC 1.4 asks for it) and one translation of the store's errors.
 //
-// The faces read the table: the command line declares its options from it (cli/operation.cpp),
-// the MCP server its tools' schemas, the HTTP API its routes. A face only parses, calls
-// `invoke` and prints.
+// The faces read the table: the command line declares its commands and options from it
+// (cli/op_command.cpp), the MCP server its tools, named here, and their schemas (mcp/tools.cpp),
+// the HTTP API its routes, declared here (http/router.cpp). A face only parses, calls `invoke`
+// and prints.
 #pragma once
 
 #include <chrono>
@@ -50,6 +51,16 @@ struct Param {
 };
 
 enum class Access { read, write };
+
+// A route of the HTTP API (SPEC 13) to an operation: a method and a path whose segments in
+// braces capture values ({team} is the team the request acts on; any other capture is the
+// operation's value of that name: {name}, {id}, {agent}).
+struct HttpRoute {
+    std::string_view method;   // GET, POST, PATCH, DELETE
+    std::string_view pattern;  // "/api/teams/{team}/agents/{name}/kill"
+    // A boolean parameter the route sets whatever the request says (GET /api/activity: all).
+    std::string_view fixed = "";
+};
 
 // Where an operation works: in a team (resolved as SPEC 1.1 says), in a team only when one is
 // named (background shells), or outside any (list, create).
@@ -136,8 +147,15 @@ struct Request {
 };
 
 struct Operation {
-    std::string_view name;     // snake_case: the MCP tool's name, the HTTP route's last word
-    std::string_view command;  // the command line's words: "kill-agent", "shell kill"
+    std::string_view name;     // snake_case: how the code and the tests name the operation
+    std::string_view command;  // the command line's words: "kill-agent", "shell kill"; "": none
+    // The other two faces, declared here so that a verb brings them with it: the MCP tool's name
+    // (SPEC 12) and the HTTP routes (SPEC 13). An operation without one says why in `no_tool`
+    // or `no_route`, so a face forgotten is a failing test, not a silent gap.
+    std::string_view tool = "";
+    std::string_view no_tool = "";
+    std::vector<HttpRoute> routes = {};
+    std::string_view no_route = "";
     std::string_view summary;
     std::vector<Param> params;
     Access access = Access::read;

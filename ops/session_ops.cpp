@@ -178,6 +178,8 @@ const Param kCommandString{
 const Operation exec_in_session_op{
     .name = "exec_in_session",
     .command = "session exec",
+    .tool = "session_exec",
+    .no_route = "not in SPEC 13",
     .summary =
         "run a command string in session NAME and wait; its cd, export, functions and aliases "
         "last",
@@ -202,6 +204,8 @@ const Operation exec_in_session_op{
 const Operation start_in_session_op{
     .name = "start_in_session",
     .command = "session start",
+    .no_tool = "not in SPEC 12 (session_exec is)",
+    .no_route = "not in SPEC 13",
     .summary = "run a command string from session NAME's state in the background (a shell)",
     .params = {kName,
                {.name = "timeout",
@@ -223,6 +227,8 @@ const Operation start_in_session_op{
 const Operation list_sessions_op{
     .name = "list_sessions",
     .command = "session list",
+    .no_tool = "not in SPEC 12 (session_exec is)",
+    .no_route = "not in SPEC 13",
     .summary = "the sessions: name, cwd, running commands",
     .params = {},
     .scope = Scope::none,
@@ -232,6 +238,8 @@ const Operation list_sessions_op{
 const Operation show_session_op{
     .name = "show_session",
     .command = "session show",
+    .no_tool = "not in SPEC 12 (session_exec is)",
+    .no_route = "not in SPEC 13",
     .summary = "one session's state and what runs in it",
     .params = {{.name = "name",
                 .help = "the session",
@@ -245,6 +253,8 @@ const Operation show_session_op{
 const Operation close_session_op{
     .name = "close_session",
     .command = "session close",
+    .no_tool = "not in SPEC 12 (session_exec is)",
+    .no_route = "not in SPEC 13",
     .summary = "kill the session's running commands and forget it",
     .params = {{.name = "name",
                 .help = "the session",

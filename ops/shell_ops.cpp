@@ -207,6 +207,8 @@ Result gc_shells(Request& r) {
 const Operation start_shell_op{
     .name = "start_shell",
     .command = "shell start",
+    .tool = "shell_start",
+    .routes = {{"POST", "/api/teams/{team}/shells"}},
     .summary = "start CMD in the background and return at once",
     .params = {{.name = "agent",
                 .help = "attribute the shell to this agent of the team",
@@ -241,6 +243,8 @@ const Operation start_shell_op{
 const Operation list_shells_op{
     .name = "list_shells",
     .command = "shell list",
+    .tool = "shell_list",
+    .routes = {{"GET", "/api/teams/{team}/shells"}},
     .summary = "running background shells: id, command, started, status",
     .params = {{.name = "all", .type = Type::boolean, .help = "also list finished shells"},
                {.name = "agent", .help = "only the shells of this agent", .placeholder = "NAME"}},
@@ -251,6 +255,8 @@ const Operation list_shells_op{
 const Operation shell_status_op{
     .name = "shell_status",
     .command = "shell status",
+    .tool = "shell_status",
+    .routes = {{"GET", "/api/teams/{team}/shells/{id}"}},
     .summary = "one shell's record",
     .params = {{.name = "id",
                 .help = "the shell (bg-xxxxxx)",
@@ -264,6 +270,8 @@ const Operation shell_status_op{
 const Operation shell_output_op{
     .name = "shell_output",
     .command = "shell output",
+    .tool = "shell_output",
+    .routes = {{"GET", "/api/teams/{team}/shells/{id}/output"}},
     .summary = "what the shell printed (stdout and stderr together)",
     .params = {{.name = "id",
                 .help = "the shell",
@@ -286,6 +294,8 @@ const Operation shell_output_op{
 const Operation wait_shell_op{
     .name = "wait_shell",
     .command = "shell wait",
+    .tool = "shell_wait",
+    .no_route = "not in SPEC 13: GET .../shells/{id} shows the status, /api/events its end",
     .summary = "block until the shell ends; exit 124 on --timeout",
     .params = {{.name = "id",
                 .help = "the shell",
@@ -304,6 +314,8 @@ const Operation wait_shell_op{
 const Operation run_op{
     .name = "run",
     .command = "run",
+    .tool = "run",
+    .no_route = "not in SPEC 13: a command in the caller's foreground",
     .summary = "run CMD in the foreground, killing its whole tree at --timeout",
     .params = {{.name = "timeout",
                 .type = Type::duration,
@@ -337,6 +349,8 @@ const Operation run_op{
 const Operation kill_shell_op{
     .name = "kill_shell",
     .command = "shell kill",
+    .tool = "kill_shell",
+    .routes = {{"POST", "/api/teams/{team}/shells/{id}/kill"}},
     .summary = "signal the shell's whole process tree, then SIGKILL what is left",
     .params = {{.name = "id",
                 .help = "the shell",
@@ -365,6 +379,8 @@ const Operation kill_shell_op{
 const Operation release_shell_op{
     .name = "release_shell",
     .command = "shell release",
+    .tool = "shell_release",
+    .no_route = "not in SPEC 13",
     .summary = "kill the shell if running, delete its output, forget it",
     .params = {{.name = "id",
                 .help = "the shell",
@@ -379,6 +395,8 @@ const Operation release_shell_op{
 const Operation gc_shells_op{
     .name = "gc_shells",
     .command = "shell gc",
+    .no_tool = "not in SPEC 12: the home's housekeeping, a person's",
+    .no_route = "not in SPEC 13: the home's housekeeping, a person's",
     .summary = "release finished shells older than DUR",
     .params = {{.name = "older_than",
                 .type = Type::duration,

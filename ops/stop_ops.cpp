@@ -62,6 +62,8 @@ nlohmann::json kill_agent_shape(const nlohmann::json& values) {
 const Operation kill_agent_op{
     .name = "kill_agent",
     .command = "kill-agent",
+    .tool = "kill_agent",
+    .routes = {{"POST", "/api/teams/{team}/agents/{name}/kill"}},
     .summary = "leader only: stop an agent, gracefully (a shutdown request it answers) or --force",
     .params = {{.name = "name",
                 .help = "the agent to stop",
@@ -193,6 +195,8 @@ const Param kRequestId{
 const Operation approve_shutdown_op{
     .name = "approve_shutdown",
     .command = "shutdown approve",
+    .tool = "shutdown_respond",
+    .no_route = "not in SPEC 13: an agent answers its own request, the dashboard does not",
     .summary = "accept the shutdown request addressed to you",
     .params = {kRequestId},
     .access = Access::write,
@@ -202,6 +206,8 @@ const Operation approve_shutdown_op{
 const Operation reject_shutdown_op{
     .name = "reject_shutdown",
     .command = "shutdown reject",
+    .no_tool = "shutdown_respond (action reject), declared by approve_shutdown",
+    .no_route = "not in SPEC 13: an agent answers its own request, the dashboard does not",
     .summary = "refuse the shutdown request addressed to you, saying why",
     .params = {{.name = "reason",
                 .type = Type::text,
@@ -216,6 +222,8 @@ const Operation reject_shutdown_op{
 const Operation confirm_shutdown_op{
     .name = "confirm_shutdown",
     .command = "shutdown confirm",
+    .no_tool = "shutdown_respond (action confirm), declared by approve_shutdown",
+    .no_route = "not in SPEC 13: an agent answers its own request, the dashboard does not",
     .summary = "you are done: end now (tasks handed back, pane closed)",
     .params = {kRequestId},
     .access = Access::write,
@@ -226,6 +234,8 @@ const Operation confirm_shutdown_op{
 const Operation shutdown_status_op{
     .name = "shutdown_status",
     .command = "shutdown status",
+    .tool = "shutdown_status",
+    .routes = {{"GET", "/api/teams/{team}/shutdowns"}},
     .summary = "the shutdown request of an agent and its phase",
     .params = {{.name = "name",
                 .help = "the agent (default: you; the leader: every open request)",
@@ -238,6 +248,8 @@ const Operation shutdown_status_op{
 const Operation teardown_op{
     .name = "teardown",
     .command = "teardown",
+    .tool = "team_teardown",
+    .routes = {{"POST", "/api/teams/{team}/teardown"}},
     .summary =
         "leader only: stop every agent (gracefully, then by force), close the session, dissolve",
     .params = {{.name = "name",

@@ -63,6 +63,8 @@ const Param kTaskId{
 const Operation add_task_op{
     .name = "add_task",
     .command = "task add",
+    .tool = "task_add",
+    .routes = {{"POST", "/api/teams/{team}/tasks"}},
     .summary = "a new task, pending",
     .params = {{.name = "subject",
                 .type = Type::text,
@@ -89,6 +91,8 @@ const Operation add_task_op{
 const Operation list_tasks_op{
     .name = "list_tasks",
     .command = "task list",
+    .tool = "task_list",
+    .routes = {{"GET", "/api/teams/{team}/tasks"}},
     .summary = "the team's tasks",
     .params = {{.name = "owner", .help = "only this agent's tasks", .placeholder = "NAME"},
                {.name = "status",
@@ -106,6 +110,8 @@ const Operation list_tasks_op{
 const Operation show_task_op{
     .name = "show_task",
     .command = "task show",
+    .tool = "task_get",
+    .routes = {{"GET", "/api/teams/{team}/tasks/{id}"}},
     .summary = "one task",
     .params = {kTaskId},
     .access = Access::read,
@@ -116,6 +122,8 @@ const Operation show_task_op{
 const Operation claim_task_op{
     .name = "claim_task",
     .command = "task claim",
+    .tool = "task_claim",
+    .routes = {{"POST", "/api/teams/{team}/tasks/{id}/claim"}},
     .summary = "take a task: it becomes in_progress and yours",
     .params = {{.name = "id",
                 .help = "the task (default: the lowest available one)",
@@ -129,6 +137,8 @@ const Operation claim_task_op{
 const Operation update_task_op{
     .name = "update_task",
     .command = "task update",
+    .tool = "task_update",
+    .routes = {{"PATCH", "/api/teams/{team}/tasks/{id}"}},
     .summary = "change a task",
     .params = {kTaskId,
                {.name = "status",
@@ -151,6 +161,8 @@ const Operation update_task_op{
 const Operation complete_task_op{
     .name = "complete_task",
     .command = "task done",
+    .tool = "task_done",
+    .routes = {{"POST", "/api/teams/{team}/tasks/{id}/done"}},
     .summary = "mark a task completed (its owner or the leader)",
     .params = {kTaskId},
     .access = Access::write,

@@ -66,6 +66,8 @@ Result remove(Request& r) {
 const Operation create_team_op{
     .name = "create_team",
     .command = "create",
+    .tool = "team_create",
+    .routes = {{"POST", "/api/teams"}},
     .summary = "make a team; the caller becomes its leader",
     .params = {{.name = "name",
                 .help = "the team's name: letters, digits, '_' and '-', at most 64",
@@ -92,6 +94,8 @@ const Operation create_team_op{
 const Operation list_teams_op{
     .name = "list_teams",
     .command = "list",
+    .tool = "team_list",
+    .routes = {{"GET", "/api/teams"}},
     .summary = "all teams: name, live agents/total, open tasks, created",
     .params = {{.name = "all", .type = Type::boolean, .help = "also list dissolved teams"}},
     .access = Access::read,
@@ -102,6 +106,8 @@ const Operation list_teams_op{
 const Operation team_status_op{
     .name = "team_status",
     .command = "status",
+    .tool = "team_status",
+    .routes = {{"GET", "/api/teams/{team}"}},
     .summary =
         "the team, its leader, its live agents (checked against tmux and the OS), its task "
         "counts, open shutdown requests and its tmux server",
@@ -118,6 +124,9 @@ const Operation team_status_op{
 const Operation delete_team_op{
     .name = "delete_team",
     .command = "delete",
+    .no_tool =
+        "not in SPEC 12: a team is deleted by a person, from the command line or the dashboard",
+    .routes = {{"DELETE", "/api/teams/{team}"}},
     .summary = "remove a team that has no live agent, with all its records",
     .params = {{.name = "name",
                 .help = "the team to delete",

@@ -18,7 +18,6 @@
 namespace team {
 
 namespace {
-thread_local int t_cancel_fd = -1;
 constexpr const char* kMarker = "team.db.changed";
 constexpr const char* kWakeDir = "wake";
 }  // namespace
@@ -142,12 +141,6 @@ bool ChangeWatch::drain() {
     return changed;
 }
 
-int set_thread_cancel_fd(int fd) {
-    int previous = t_cancel_fd;
-    t_cancel_fd = fd;
-    return previous;
-}
-
 bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline) {
     return wait_until(deadline, {});
 }
@@ -159,8 +152,9 @@ bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
     for (int fd : others) fds.push_back({fd, POLLIN, 0});
     // The thread's cancel descriptor, polled last, never consumed: once cancelled, every later
     // wait of the request ends too.
-    bool cancellable = t_cancel_fd >= 0;
-    if (cancellable) fds.push_back({t_cancel_fd, POLLIN, 0});
+    int cancel_fd = thread_cancel_fd();
+    bool cancellable = cancel_fd >= 0;
+    if (cancellable) fds.push_back({cancel_fd, POLLIN, 0});
     size_t watched = fds.size() - (cancellable ? 1 : 0);
     for (;;) {
         auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();

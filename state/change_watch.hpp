@@ -21,23 +21,12 @@
 
 #include <chrono>
 #include <filesystem>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "base/cancel.hpp"  // the thread's cancel descriptor, WaitCancelled
+
 namespace team {
-
-// A descriptor that ends every wait of this thread when it becomes readable (an eventfd the MCP
-// server writes when a request is cancelled or stdin closes): wait_until then throws
-// WaitCancelled. -1 (the default): waits are not cancellable. Returns the previous one.
-int set_thread_cancel_fd(int fd);
-
-// What a wait throws when the thread's cancel descriptor became readable: the request that
-// waited was withdrawn, and nobody reads its answer.
-class WaitCancelled : public std::runtime_error {
-  public:
-    WaitCancelled() : std::runtime_error("the request was cancelled") {}
-};
 
 // Tells every ChangeWatch of `home` that the store changed: a byte into each waiting reader's
 // FIFO (removing those whose reader died) and a touch of the marker. Never throws.
@@ -55,7 +44,7 @@ class ChangeWatch {
 
     // Returns true when the store may have changed since the last call (or since construction),
     // false when the deadline passed first. Spurious wake-ups are possible; callers re-query.
-    // Throws WaitCancelled when the thread's cancel descriptor (set_thread_cancel_fd) is readable.
+    // Throws WaitCancelled when the thread's cancel descriptor (base/cancel.hpp) is readable.
     bool wait_until(std::chrono::steady_clock::time_point deadline);
 
     // The same, also returning when any of `others` is readable (a pidfd that ends, another

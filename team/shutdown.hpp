@@ -18,7 +18,14 @@
 //  reject            -> rejected (closed); back to         the agent (one tx)  a --wait returns 4
 //                    active; shutdown_rejected to leader
 //  confirm           -> confirmed                          the agent (one tx)  SIGUSR1 to the
-//                                                                              supervisor (in tx)
+//                                                                              supervisor (in tx);
+//                                                                              from inside the
+//                                                                              agent's tree a
+//                                                                              second one once its
+//                                                                              reply is out (the
+//                                                                              supervisor goes on
+//                                                                              at that, or 1 s
+//                                                                              after the first)
 //  end, confirmed    tree SIGTERM, SIGKILL after grace;    the supervisor      finish_agent: one
 //                    pane closed; terminated (confirmed)   (stop plan: now)    tx; tasks back, the
 //                                                                              request closed,

@@ -198,15 +198,6 @@ function onEvent(ev) {
   }
 }
 
-// EventSource delivers an event named by its `event:` line only to listeners of that name.
-const EVENT_TYPES = [
-  'team_created', 'team_dissolved', 'team_deleted', 'agent_spawned', 'agent_exited', 'agent_force_killed',
-  'agent_lost', 'agent_prompted', 'shutdown_requested', 'shutdown_approved', 'shutdown_rejected',
-  'shutdown_confirmed', 'tasks_reassigned', 'task_created', 'task_claimed', 'task_updated', 'task_completed',
-  'message_sent', 'shell_started', 'shell_exited', 'shell_released', 'execution_cancelled', 'session_created',
-  'session_closed', 'activity', 'change',
-];
-
 function setConn(kind, text) {
   const el = $('conn');
   el.className = `conn conn-${kind}`;
@@ -236,8 +227,9 @@ function connectEvents() {
       setConn('reconnecting', 'reconnecting…');
     }
   });
+  // The server's events are unnamed (no `event:` line), so every type, a new one too, comes
+  // here; the row's own `type` says what happened.
   es.addEventListener('message', onEvent);
-  for (const t of EVENT_TYPES) es.addEventListener(t, onEvent);
 }
 
 // ---- wiring ----

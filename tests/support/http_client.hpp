@@ -210,6 +210,13 @@ class EventStream {
                     if (line.rfind("data: ", 0) == 0) e.data = line.substr(6);
                     pos = nl + 1;
                 }
+                // An unnamed event (team serve's): its type is the data's, as the page reads it.
+                if (e.type.empty() && !e.data.empty()) {
+                    auto row = nlohmann::json::parse(e.data, nullptr, false);
+                    if (row.is_object() && row["type"].is_string()) {
+                        e.type = row["type"].get<std::string>();
+                    }
+                }
                 if (!e.id.empty()) return e;
                 end = buffer_.find("\n\n");
             }

@@ -1,0 +1,22 @@
+// The two entries of the command line that are not verbs of the table: the supervisors team
+// starts itself, `team __supervise ID` (the detached supervisor of one background shell,
+// shells/supervise) and `team __agent ID` (the supervisor inside an agent's pane,
+// team/pane_supervisor). Hidden, never typed by a person; the command line reaches them here,
+// as it reaches the verbs through invoke.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ops/core.hpp"
+
+namespace team::ops {
+
+// Supervises the shell `id` until its command ends; `ready_fd` gets "ok PID" once it runs.
+// Returns the process's exit code.
+int supervise_shell(Core& core, const std::string& id, int ready_fd);
+
+// Supervises the agent `agent_id` inside its pane until it ends. Returns the exit code.
+int supervise_agent(Core& core, std::int64_t agent_id);
+
+}  // namespace team::ops
