@@ -227,6 +227,8 @@ Result doctor(Request& r) {
 const Operation doctor_op{
     .name = "doctor",
     .command = "doctor",
+    .tool = "team_doctor",
+    .routes = {{"GET", "/api/doctor"}},
     .summary =
         "check that team can run here: tmux, git, the home's permissions, the store, the "
         "agents' CLIs and the dashboard's port; exit 0 when nothing fails",
