@@ -11,10 +11,7 @@
 #include "cli/context.hpp"
 #include "cli/input.hpp"
 #include "cli/tool_commands.hpp"
-#include "state/members.hpp"
-#include "state/session_records.hpp"
-#include "state/shell_records.hpp"
-#include "state/task_rows.hpp"
+#include "ops/names_in_home.hpp"
 
 namespace team::cli {
 
@@ -22,47 +19,26 @@ namespace {
 
 using Candidates = std::vector<std::pair<std::string, std::string>>;
 
-std::string joined(const nlohmann::json& argv) {
-    std::string s;
-    for (const auto& a : argv) s += (s.empty() ? "" : " ") + a.get<std::string>();
-    return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
 // The values of `kind` in the home, as the line names it (--home, --team) or the environment.
 Candidates lookup(const Context& ctx, const Completion& c) {
     ops::Identity id = ctx.identity();
     if (c.home) id.home = c.home;
     if (c.team) id.team = c.team;
     ops::Core core(id);
-    if (!core.has_store()) return {};  // never create a home by pressing TAB
-    Candidates out;
-    Store& store = core.store();
     switch (c.lookup) {
         case ValueKind::team:
-            for (const auto& t : core.teams().list(false)) out.emplace_back(t.name, t.description);
-            break;
+            return ops::names_in_home(core, ops::HomeNames::team);
         case ValueKind::agent:
-            for (const auto& a : load_agents(store, core.team(), false)) {
-                out.emplace_back(a.name, str(a.status) + (a.role.empty() ? "" : ", " + a.role));
-            }
-            break;
+            return ops::names_in_home(core, ops::HomeNames::agent);
         case ValueKind::task:
-            for (const auto& t : list_tasks(store, core.team().id, {})) {
-                out.emplace_back(std::to_string(t.id), str(t.status) + ": " + t.subject);
-            }
-            break;
+            return ops::names_in_home(core, ops::HomeNames::task);
         case ValueKind::shell:
-            for (const auto& s : ShellRecords(store).list(false, std::nullopt, std::nullopt)) {
-                out.emplace_back(s.id, joined(s.command));
-            }
-            break;
+            return ops::names_in_home(core, ops::HomeNames::shell);
         case ValueKind::session:
-            for (const auto& s : SessionRecords(store).list()) out.emplace_back(s.name, "");
-            break;
+            return ops::names_in_home(core, ops::HomeNames::session);
         default:
-            break;
+            return {};
     }
-    return out;
 }
 
 int complete_command(const Context& ctx, const std::vector<std::string>& words) {

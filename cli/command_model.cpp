@@ -6,8 +6,7 @@
 #include "base/states.hpp"
 #include "cli/app.hpp"
 #include "ops/operation.hpp"
-#include "team/agents.hpp"
-#include "team/presets.hpp"
+#include "ops/names_in_home.hpp"
 
 namespace team::cli {
 
@@ -66,10 +65,10 @@ void classify(OptionInfo& o, std::string_view words, std::string name, const ops
         o.choices = {"SIGTERM", "SIGINT", "SIGKILL"};
     } else if (name == "preset") {
         k = ValueKind::choice;
-        o.choices = preset_names();
+        o.choices = ops::preset_choices();
     } else if (name == "color") {
         k = ValueKind::choice;
-        o.choices = color_pool();
+        o.choices = ops::color_choices();
     } else if (words == "completion") {
         k = ValueKind::choice;
         o.choices = {"bash", "zsh"};

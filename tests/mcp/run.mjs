@@ -241,7 +241,7 @@ test('initialize negotiates a revision and tools/list gives every tool with its 
   }
   const kill = tools.find((t) => t.name === 'kill_agent');
   assert.deepEqual(Object.keys(kill.inputSchema.properties).sort(),
-    ['agentId', 'force', 'forceAfterMs', 'graceMs', 'reason', 'reassignTo', 'teamName', 'timeoutMs', 'wait']);
+    ['agentId', 'force', 'forceAfterMs', 'graceMs', 'noNotify', 'notify', 'reason', 'reassignTo', 'teamName', 'timeoutMs', 'wait']);
   const killShell = tools.find((t) => t.name === 'kill_shell');
   assert.deepEqual(Object.keys(killShell.inputSchema.properties).sort(), ['force', 'shell_id', 'signal', 'timeout']);
 }));
