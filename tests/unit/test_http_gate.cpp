@@ -84,9 +84,12 @@ TEST_CASE("gate: a token by Bearer or by cookie, else 401", "[http]") {
     auto bearer = check_request(r, kConfig);
     CHECK(bearer.pass);
     CHECK(bearer.api);
-    r.authorization = "Basic " + kToken;  // another scheme
+    // (The head holds views: the strings they show must outlive the checks.)
+    const std::string basic = "Basic " + kToken;  // another scheme
+    r.authorization = basic;
     CHECK(check_request(r, kConfig).answer.status == 401);
-    r.authorization = "Bearer " + std::string(64, 'b');
+    const std::string wrong = "Bearer " + std::string(64, 'b');
+    r.authorization = wrong;
     CHECK(check_request(r, kConfig).answer.status == 401);
     // The cookie counts only without an Authorization header.
     r.cookie = kCookie;
