@@ -112,8 +112,8 @@ Child start_child(const ChildSpec& spec) {
     return child;
 }
 
-std::optional<ExitStatus> wait_child(pid_t pid,
-                                     std::optional<std::chrono::steady_clock::time_point> deadline) {
+std::optional<ExitStatus> wait_child(
+    pid_t pid, std::optional<std::chrono::steady_clock::time_point> deadline) {
     if (deadline) {
         auto fd = proc::Pidfd::open(pid, 0);
         if (fd) {
@@ -133,7 +133,8 @@ std::optional<ExitStatus> wait_child(pid_t pid,
     return out;
 }
 
-void end_child_tree(const Child& child, const std::string& marker, std::chrono::milliseconds grace) {
+void end_child_tree(const Child& child, const std::string& marker,
+                    std::chrono::milliseconds grace) {
     proc::TreeTarget target;
     target.root = child.pid;
     target.root_start = child.start_time;

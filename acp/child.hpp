@@ -15,17 +15,17 @@
 namespace team::acp {
 
 struct ChildSpec {
-    std::vector<std::string> argv;      // argv[0] looked up in PATH
+    std::vector<std::string> argv;  // argv[0] looked up in PATH
     std::filesystem::path cwd;
-    std::vector<std::string> env;       // "K=V" entries set over this process's environment
-    bool pipe_stdin = true;             // a pipe for stdin, or /dev/null
-    bool merge_stderr = false;          // stderr into the stdout pipe, or a pipe of its own
+    std::vector<std::string> env;  // "K=V" entries set over this process's environment
+    bool pipe_stdin = true;        // a pipe for stdin, or /dev/null
+    bool merge_stderr = false;     // stderr into the stdout pipe, or a pipe of its own
 };
 
 struct Child {
-    pid_t pid = -1;                     // also its process group's id
-    std::uint64_t start_time = 0;       // for pid identity (proc/process_table)
-    int in = -1, out = -1, err = -1;    // our ends (-1 when absent); the caller closes them
+    pid_t pid = -1;                   // also its process group's id
+    std::uint64_t start_time = 0;     // for pid identity (proc/process_table)
+    int in = -1, out = -1, err = -1;  // our ends (-1 when absent); the caller closes them
 };
 
 // How a process ended.
@@ -39,7 +39,8 @@ struct ExitStatus {
 Child start_child(const ChildSpec& spec);
 
 // Waits for the child to end and reaps it; nothing when `deadline` passes first.
-std::optional<ExitStatus> wait_child(pid_t pid, std::optional<std::chrono::steady_clock::time_point> deadline);
+std::optional<ExitStatus> wait_child(pid_t pid,
+                                     std::optional<std::chrono::steady_clock::time_point> deadline);
 
 // Ends the child's whole tree (its process group, its descendants, and every process carrying
 // `marker` when one is given): SIGTERM, `grace`, then SIGKILL until nothing is left.

@@ -15,7 +15,8 @@ using namespace std::chrono_literals;
 namespace {
 
 std::vector<std::filesystem::path> roots_of(const ClientOptions& o) {
-    if (!o.cwd.is_absolute()) throw usage_error("the agent's cwd " + quote(o.cwd.string()) + " is not absolute");
+    if (!o.cwd.is_absolute())
+        throw usage_error("the agent's cwd " + quote(o.cwd.string()) + " is not absolute");
     std::vector<std::filesystem::path> roots{o.cwd};
     roots.insert(roots.end(), o.directories.begin(), o.directories.end());
     return roots;
@@ -36,9 +37,12 @@ json exit_status_json(const ExitStatus& s) {
 int rpc_code(const Error& e) {
     switch (e.code()) {
         case ErrorCode::usage:
-        case ErrorCode::refused: return invalid_params;
-        case ErrorCode::not_found: return resource_not_found;
-        default: return internal_error;
+        case ErrorCode::refused:
+            return invalid_params;
+        case ErrorCode::not_found:
+            return resource_not_found;
+        default:
+            return internal_error;
     }
 }
 
@@ -50,7 +54,8 @@ std::optional<std::uint32_t> uint_param(const json& params, const char* name) {
 
 std::string string_param(const json& params, const char* name) {
     auto it = params.find(name);
-    if (it == params.end() || !it->is_string()) throw usage_error(std::string("missing string '") + name + "'");
+    if (it == params.end() || !it->is_string())
+        throw usage_error(std::string("missing string '") + name + "'");
     return it->get<std::string>();
 }
 
@@ -58,10 +63,14 @@ std::string string_param(const json& params, const char* name) {
 
 std::string client_state_name(ClientState state) {
     switch (state) {
-        case ClientState::created: return "created";
-        case ClientState::ready: return "ready";
-        case ClientState::needs_auth: return "needs_auth";
-        case ClientState::ended: return "ended";
+        case ClientState::created:
+            return "created";
+        case ClientState::ready:
+            return "ready";
+        case ClientState::needs_auth:
+            return "needs_auth";
+        case ClientState::ended:
+            return "ended";
     }
     return "ended";
 }
@@ -109,7 +118,8 @@ void Client::start() {
         throw failed("the agent's initialize failed: " + r.problem());
     }
     const json& result = r.result;
-    json version = result.is_object() ? result.value("protocolVersion", json(nullptr)) : json(nullptr);
+    json version =
+        result.is_object() ? result.value("protocolVersion", json(nullptr)) : json(nullptr);
     if (version != json(kProtocolVersion)) {
         std::string reason = "agent answered protocol version " + version.dump() + "; we offered " +
                              std::to_string(kProtocolVersion);
@@ -131,7 +141,8 @@ void Client::new_session() {
     json params = {{"cwd", options_.cwd.string()}, {"mcpServers", options_.mcp_servers}};
     if (!options_.directories.empty()) {
         params["additionalDirectories"] = json::array();
-        for (const auto& d : options_.directories) params["additionalDirectories"].push_back(d.string());
+        for (const auto& d : options_.directories)
+            params["additionalDirectories"].push_back(d.string());
     }
     Reply r = connection_.call("session/new", params, options_.handshake_timeout);
     if (r.error && r.error->code == auth_required) {
@@ -144,7 +155,8 @@ void Client::new_session() {
         host_.needs_auth(methods);
         return;
     }
-    std::string id = r.ok() && r.result.is_object() ? r.result.value("sessionId", std::string()) : "";
+    std::string id =
+        r.ok() && r.result.is_object() ? r.result.value("sessionId", std::string()) : "";
     if (id.empty()) {
         std::string problem = r.ok() ? "no sessionId in its reply" : r.problem();
         connection_.end("session/new failed", 0ms);
@@ -162,7 +174,8 @@ void Client::authenticate(const std::string& method_id) {
         if (state_ != ClientState::needs_auth)
             throw refused("the agent is " + client_state_name(state_) + ", not needs_auth");
     }
-    Reply r = connection_.call("authenticate", {{"methodId", method_id}}, options_.handshake_timeout);
+    Reply r =
+        connection_.call("authenticate", {{"methodId", method_id}}, options_.handshake_timeout);
     if (!r.ok()) throw failed("authenticate " + quote(method_id) + " failed: " + r.problem());
     new_session();
 }
@@ -178,7 +191,8 @@ int Client::prompt(const std::string& text) {
     return turn->number;
 }
 
-std::optional<TurnResult> Client::wait_turn(int number, std::optional<std::chrono::milliseconds> timeout) {
+std::optional<TurnResult> Client::wait_turn(int number,
+                                            std::optional<std::chrono::milliseconds> timeout) {
     std::unique_lock lock(mutex_);
     auto it = turns_.find(number);
     if (it == turns_.end()) throw not_found("no turn " + std::to_string(number));
@@ -226,7 +240,8 @@ void Client::turn_loop() {
             if (current_reply_) break;
             if (cancelled_at_) {
                 auto deadline = *cancelled_at_ + options_.cancel_deadline;
-                if (changed_.wait_until(lock, deadline, [&] { return current_reply_.has_value(); })) break;
+                if (changed_.wait_until(lock, deadline, [&] { return current_reply_.has_value(); }))
+                    break;
                 // The agent ignored the cancel: it is ended, and its reply comes as that end.
                 std::string reason = "agent did not end its turn within " +
                                      std::to_string(options_.cancel_deadline.count()) +
@@ -237,14 +252,18 @@ void Client::turn_loop() {
                 changed_.wait(lock, [&] { return current_reply_.has_value(); });
                 break;
             }
-            changed_.wait(lock, [&] { return current_reply_.has_value() || cancelled_at_.has_value(); });
+            changed_.wait(lock,
+                          [&] { return current_reply_.has_value() || cancelled_at_.has_value(); });
         }
         Reply r = std::move(*current_reply_);
         current_.reset();
         if (r.ok()) {
-            std::string reason = r.result.is_object() ? r.result.value("stopReason", std::string()) : "";
-            if (reason.empty()) finish_turn(*turn, {"", "the agent's reply has no stopReason"});
-            else finish_turn(*turn, {reason, ""});
+            std::string reason =
+                r.result.is_object() ? r.result.value("stopReason", std::string()) : "";
+            if (reason.empty())
+                finish_turn(*turn, {"", "the agent's reply has no stopReason"});
+            else
+                finish_turn(*turn, {reason, ""});
         } else {
             finish_turn(*turn, {"", r.problem()});
         }
@@ -275,10 +294,13 @@ void Client::answer_permission(std::int64_t number, const PermissionChoice& choi
     {
         std::lock_guard lock(mutex_);
         auto it = permissions_.find(number);
-        if (it == permissions_.end()) throw not_found("no open permission request " + std::to_string(number));
+        if (it == permissions_.end())
+            throw not_found("no open permission request " + std::to_string(number));
         if (choice.kind != PermissionChoice::Kind::cancelled) {
             option = option_for(it->second.request, choice);
-            if (!option) throw usage_error("the agent offered no such option for request " + std::to_string(number));
+            if (!option)
+                throw usage_error("the agent offered no such option for request " +
+                                  std::to_string(number));
         }
         p = std::move(it->second);
         permissions_.erase(it);
@@ -321,7 +343,8 @@ void Client::on_message(Incoming&& in) {
     if (in.method.rfind("terminal/", 0) == 0) {
         // Served on a thread of their own: wait_for_exit and kill take time.
         std::lock_guard lock(mutex_);
-        workers_.emplace_back([this, in = std::move(in)]() mutable { serve_terminal(std::move(in)); });
+        workers_.emplace_back(
+            [this, in = std::move(in)]() mutable { serve_terminal(std::move(in)); });
         return;
     }
     serve(std::move(in));
@@ -346,8 +369,10 @@ void Client::request_permission(const Incoming& in) {
     if (auto choice = policy_answer(options_.policy, *request)) {
         if (auto option = option_for(*request, *choice)) {
             connection_.reply(in.id, selected_outcome(*option));
-            host_.activity("permission for " + quote(request->tool_call.title.value_or(request->tool_call.id)) +
-                           " answered " + quote(*option) + " by the policy " + policy_name(options_.policy));
+            host_.activity("permission for " +
+                           quote(request->tool_call.title.value_or(request->tool_call.id)) +
+                           " answered " + quote(*option) + " by the policy " +
+                           policy_name(options_.policy));
             return;
         }
     }
@@ -361,8 +386,9 @@ void Client::request_permission(const Incoming& in) {
 void Client::serve(Incoming in) {
     try {
         if (in.method == "fs/read_text_file") {
-            std::string content = read_text_file(roots_, string_param(in.params, "path"),
-                                                 uint_param(in.params, "line"), uint_param(in.params, "limit"));
+            std::string content =
+                read_text_file(roots_, string_param(in.params, "path"),
+                               uint_param(in.params, "line"), uint_param(in.params, "limit"));
             connection_.reply(in.id, {{"content", content}});
         } else if (in.method == "fs/write_text_file") {
             std::string path = string_param(in.params, "path");
@@ -370,7 +396,8 @@ void Client::serve(Incoming in) {
             connection_.reply(in.id, json::object());
             host_.activity("the agent wrote " + quote(path));
         } else {
-            connection_.reply_error(in.id, method_not_found, "method " + quote(in.method) + " not found");
+            connection_.reply_error(in.id, method_not_found,
+                                    "method " + quote(in.method) + " not found");
         }
     } catch (const Error& e) {
         connection_.reply_error(in.id, rpc_code(e), e.what());
@@ -391,10 +418,12 @@ void Client::serve_terminal(Incoming in) {
             for (const json& e : p.value("env", json::array()))
                 if (e.is_object()) spec.env.emplace_back(e.value("name", ""), e.value("value", ""));
             auto cwd = p.find("cwd");
-            spec.cwd = cwd != p.end() && cwd->is_string() ? roots_.resolve(cwd->get<std::string>(), false)
-                                                          : options_.cwd;
+            spec.cwd = cwd != p.end() && cwd->is_string()
+                           ? roots_.resolve(cwd->get<std::string>(), false)
+                           : options_.cwd;
             auto limit = p.find("outputByteLimit");
-            if (limit != p.end() && limit->is_number_unsigned()) spec.output_byte_limit = limit->get<std::uint64_t>();
+            if (limit != p.end() && limit->is_number_unsigned())
+                spec.output_byte_limit = limit->get<std::uint64_t>();
             connection_.reply(in.id, {{"terminalId", terminals.create(spec)}});
             return;
         }
@@ -413,7 +442,8 @@ void Client::serve_terminal(Incoming in) {
             terminals.release(id);
             connection_.reply(in.id, json::object());
         } else {
-            connection_.reply_error(in.id, method_not_found, "method " + quote(in.method) + " not found");
+            connection_.reply_error(in.id, method_not_found,
+                                    "method " + quote(in.method) + " not found");
         }
     } catch (const Error& e) {
         connection_.reply_error(in.id, rpc_code(e), e.what());
@@ -427,7 +457,9 @@ ClientState Client::state() const {
     return state_;
 }
 
-std::string Client::end_reason() const { return connection_.end_reason(); }
+std::string Client::end_reason() const {
+    return connection_.end_reason();
+}
 
 std::string Client::session_id() const {
     std::lock_guard lock(mutex_);

@@ -29,13 +29,13 @@
 namespace team::acp {
 
 struct ClientOptions {
-    std::vector<std::string> command;            // the agent: argv, argv[0] looked up in PATH
-    std::filesystem::path cwd;                   // absolute: the session's cwd and first root
+    std::vector<std::string> command;                // the agent: argv, argv[0] looked up in PATH
+    std::filesystem::path cwd;                       // absolute: the session's cwd and first root
     std::vector<std::filesystem::path> directories;  // more roots for fs/* (additionalDirectories)
-    std::vector<std::string> env;                // "K=V" for the agent
+    std::vector<std::string> env;                    // "K=V" for the agent
     nlohmann::json mcp_servers = nlohmann::json::array();  // session/new's mcpServers
     Policy policy = Policy::ask;
-    std::string marker;                          // "K=V" marking the agent's tree (made when empty)
+    std::string marker;  // "K=V" marking the agent's tree (made when empty)
     std::chrono::milliseconds handshake_timeout{30000};
     std::chrono::milliseconds cancel_deadline{10000};
     std::chrono::milliseconds close_grace{5000};  // after stdin closes, before SIGTERM
@@ -116,7 +116,7 @@ class Client {
     Roots roots_;
     Connection connection_;
 
-    mutable std::mutex mutex_;           // everything below
+    mutable std::mutex mutex_;  // everything below
     std::condition_variable changed_;
     ClientState state_ = ClientState::created;
     std::string session_id_;
@@ -133,7 +133,7 @@ class Client {
     int next_turn_ = 1;
     bool stopping_ = false;
     std::thread turns_thread_;
-    std::vector<std::thread> workers_;   // terminal requests that wait
+    std::vector<std::thread> workers_;  // terminal requests that wait
 };
 
 }  // namespace team::acp

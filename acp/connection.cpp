@@ -89,9 +89,12 @@ Reply Connection::call(const std::string& method, json params, std::chrono::mill
     auto future = promise->get_future();
     request(method, std::move(params), [promise](Reply r) { promise->set_value(std::move(r)); });
     if (future.wait_for(timeout) != std::future_status::ready)
-        return Reply{nullptr, RpcError{internal_error, "no reply to " + method + " within " +
-                                                           std::to_string(timeout.count()) + " ms", nullptr},
-                     std::nullopt};
+        return Reply{
+            nullptr,
+            RpcError{internal_error,
+                     "no reply to " + method + " within " + std::to_string(timeout.count()) + " ms",
+                     nullptr},
+            std::nullopt};
     return future.get();
 }
 
@@ -99,7 +102,9 @@ void Connection::notify(const std::string& method, json params) {
     send(mcp::notification(method, std::move(params)));
 }
 
-void Connection::reply(const json& id, json result) { send(mcp::result_response(id, std::move(result))); }
+void Connection::reply(const json& id, json result) {
+    send(mcp::result_response(id, std::move(result)));
+}
 
 void Connection::reply_error(const json& id, int code, const std::string& message) {
     send(mcp::error_response(id, code, message));
@@ -267,8 +272,10 @@ void Connection::write_loop() {
         while (!broken && done < line.size()) {
             ssize_t n = ::write(child_.in, line.data() + done, line.size() - done);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) broken = true;
-            else done += static_cast<std::size_t>(n);
+            if (n <= 0)
+                broken = true;
+            else
+                done += static_cast<std::size_t>(n);
         }
     }
     std::lock_guard lock(mutex_);

@@ -85,10 +85,10 @@ class Connection {
     std::string marker_;
     std::thread reader_, writer_, error_reader_;
 
-    mutable std::mutex mutex_;        // below
+    mutable std::mutex mutex_;  // below
     std::condition_variable writable_;
     std::deque<std::string> outbox_;
-    bool closing_input_ = false;      // the writer closes stdin once the outbox is empty
+    bool closing_input_ = false;  // the writer closes stdin once the outbox is empty
     std::map<std::int64_t, std::function<void(Reply)>> pending_;
     std::int64_t next_id_ = 1;
     std::string end_reason_;
@@ -96,7 +96,7 @@ class Connection {
     std::optional<ExitStatus> exit_;
 
     std::atomic<bool> ended_{false};
-    std::mutex end_mutex_;            // one end at a time; the second waits for the first
+    std::mutex end_mutex_;  // one end at a time; the second waits for the first
     bool reaped_ = false;
 };
 

@@ -50,13 +50,12 @@ fs::path Roots::resolve(std::string_view text, bool for_write) const {
         resolved = fs::canonical(existing, ec) / rest;
     }
     if (ec) throw failed("cannot resolve " + quote(text) + ": " + ec.message());
-    if (!inside(resolved))
-        throw refused("path " + quote(text) + " is outside the agent's roots");
+    if (!inside(resolved)) throw refused("path " + quote(text) + " is outside the agent's roots");
     return resolved.lexically_normal();
 }
 
-std::string read_text_file(const Roots& roots, std::string_view text, std::optional<std::uint32_t> line,
-                           std::optional<std::uint32_t> limit) {
+std::string read_text_file(const Roots& roots, std::string_view text,
+                           std::optional<std::uint32_t> line, std::optional<std::uint32_t> limit) {
     fs::path path = roots.resolve(text, false);
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw usage_error("path " + quote(text) + " is a directory");

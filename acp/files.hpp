@@ -31,8 +31,8 @@ class Roots {
 
 // The file's text from 1-based `line` (1 when absent), at most `limit` lines (all when absent).
 // Throws team::Error: not_found for a missing file, and as Roots::resolve does.
-std::string read_text_file(const Roots& roots, std::string_view path, std::optional<std::uint32_t> line,
-                           std::optional<std::uint32_t> limit);
+std::string read_text_file(const Roots& roots, std::string_view path,
+                           std::optional<std::uint32_t> line, std::optional<std::uint32_t> limit);
 
 // Writes the whole file (created with its missing parent directories, inside the roots), by a
 // temporary file renamed over it. Throws as Roots::resolve does, or failed on an I/O error.

@@ -27,7 +27,9 @@ class Host {
     virtual void permission_requested(const PermissionRequest& request) = 0;
     // A request that is no longer open: answered (`how` is the optionId or "cancelled"), or
     // expired because the connection ended ("expired").
-    virtual void permission_closed(std::int64_t number, const std::string& how) { (void)number, (void)how; }
+    virtual void permission_closed(std::int64_t number, const std::string& how) {
+        (void)number, (void)how;
+    }
     // The agent's terminals.
     virtual Terminals& terminals() = 0;
     // A session/update, after it was applied to the transcript.

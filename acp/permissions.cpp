@@ -17,10 +17,14 @@ Policy parse_policy(std::string_view text) {
 
 std::string policy_name(Policy policy) {
     switch (policy) {
-        case Policy::ask: return "ask";
-        case Policy::allow_reads: return "allow-reads";
-        case Policy::allow_all: return "allow-all";
-        case Policy::deny: return "deny";
+        case Policy::ask:
+            return "ask";
+        case Policy::allow_reads:
+            return "allow-reads";
+        case Policy::allow_all:
+            return "allow-all";
+        case Policy::deny:
+            return "deny";
     }
     return "ask";
 }
@@ -32,11 +36,11 @@ std::optional<PermissionRequest> read_permission_request(const json& params) {
     r.session_id = params.value("sessionId", std::string());
     // The tool call is read as a tool_call_update would be.
     Update u = read_update(json{{"update", [&] {
-                                    json t = params.value("toolCall", json::object());
-                                    if (!t.is_object()) t = json::object();
-                                    t["sessionUpdate"] = "tool_call_update";
-                                    return t;
-                                }()}});
+                                     json t = params.value("toolCall", json::object());
+                                     if (!t.is_object()) t = json::object();
+                                     t["sessionUpdate"] = "tool_call_update";
+                                     return t;
+                                 }()}});
     r.tool_call = u.tool;
     auto options = params.find("options");
     if (options == params.end() || !options->is_array()) return std::nullopt;
@@ -68,15 +72,20 @@ std::optional<std::string> preferring(const PermissionRequest& r, std::string_vi
 std::optional<std::string> option_for(const PermissionRequest& r, const PermissionChoice& c) {
     using K = PermissionChoice::Kind;
     switch (c.kind) {
-        case K::allow: return preferring(r, "allow_once", "allow_always");
-        case K::allow_always: return preferring(r, "allow_always", "allow_once");
-        case K::deny: return preferring(r, "reject_once", "reject_always");
-        case K::deny_always: return preferring(r, "reject_always", "reject_once");
+        case K::allow:
+            return preferring(r, "allow_once", "allow_always");
+        case K::allow_always:
+            return preferring(r, "allow_always", "allow_once");
+        case K::deny:
+            return preferring(r, "reject_once", "reject_always");
+        case K::deny_always:
+            return preferring(r, "reject_always", "reject_once");
         case K::option:
             for (const auto& o : r.options)
                 if (o.id == c.option_id) return o.id;
             return std::nullopt;
-        case K::cancelled: return std::nullopt;
+        case K::cancelled:
+            return std::nullopt;
     }
     return std::nullopt;
 }
@@ -84,9 +93,12 @@ std::optional<std::string> option_for(const PermissionRequest& r, const Permissi
 std::optional<PermissionChoice> policy_answer(Policy policy, const PermissionRequest& r) {
     using K = PermissionChoice::Kind;
     switch (policy) {
-        case Policy::ask: return std::nullopt;
-        case Policy::allow_all: return PermissionChoice{K::allow, ""};
-        case Policy::deny: return PermissionChoice{K::deny, ""};
+        case Policy::ask:
+            return std::nullopt;
+        case Policy::allow_all:
+            return PermissionChoice{K::allow, ""};
+        case Policy::deny:
+            return PermissionChoice{K::deny, ""};
         case Policy::allow_reads: {
             std::string kind = r.tool_call.kind.value_or("other");
             if (kind == "read" || kind == "search" || kind == "think" || kind == "fetch")
@@ -101,6 +113,8 @@ json selected_outcome(const std::string& option_id) {
     return {{"outcome", {{"outcome", "selected"}, {"optionId", option_id}}}};
 }
 
-json cancelled_outcome() { return {{"outcome", {{"outcome", "cancelled"}}}}; }
+json cancelled_outcome() {
+    return {{"outcome", {{"outcome", "cancelled"}}}};
+}
 
 }  // namespace team::acp

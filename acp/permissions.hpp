@@ -23,18 +23,18 @@ Policy parse_policy(std::string_view text);
 std::string policy_name(Policy policy);
 
 struct PermissionOption {
-    std::string id;    // optionId
+    std::string id;  // optionId
     std::string name;
     std::string kind;  // allow_once, allow_always, reject_once, reject_always
 };
 
 // One open request as the host sees it.
 struct PermissionRequest {
-    std::int64_t number = 0;      // this client's number for it (answer_permission takes it)
+    std::int64_t number = 0;  // this client's number for it (answer_permission takes it)
     std::string session_id;
-    ToolCallPatch tool_call;      // the tool call it is about
+    ToolCallPatch tool_call;  // the tool call it is about
     std::vector<PermissionOption> options;
-    nlohmann::json raw;           // the request's params as they came
+    nlohmann::json raw;  // the request's params as they came
 };
 
 // Reads a request's params; nothing when it has no options to choose from.
@@ -50,7 +50,8 @@ struct PermissionChoice {
 // agent offered no option of: the caller refuses it). allow prefers allow_once, deny prefers
 // reject_once; the _always kinds prefer their own and fall back to the _once one. An `option`
 // must be one of the request's.
-std::optional<std::string> option_for(const PermissionRequest& request, const PermissionChoice& choice);
+std::optional<std::string> option_for(const PermissionRequest& request,
+                                      const PermissionChoice& choice);
 
 // The policy's own answer, or nothing when the host must be asked.
 std::optional<PermissionChoice> policy_answer(Policy policy, const PermissionRequest& request);

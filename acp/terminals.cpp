@@ -20,7 +20,9 @@ std::string utf8_tail(std::string_view text, std::uint64_t limit, bool& truncate
     return std::string(text.substr(start));
 }
 
-LocalTerminals::~LocalTerminals() { release_all(); }
+LocalTerminals::~LocalTerminals() {
+    release_all();
+}
 
 std::string LocalTerminals::create(const TerminalSpec& spec) {
     ChildSpec cs;

@@ -25,7 +25,7 @@ struct TerminalSpec {
     std::string command;
     std::vector<std::string> args;
     std::vector<std::pair<std::string, std::string>> env;
-    std::filesystem::path cwd;                     // absolute; the session's cwd when absent
+    std::filesystem::path cwd;  // absolute; the session's cwd when absent
     std::optional<std::uint64_t> output_byte_limit;
 };
 
@@ -74,11 +74,11 @@ class LocalTerminals final : public Terminals {
     struct Terminal {
         Child child;
         std::optional<std::uint64_t> limit;
-        std::string output;     // the tail, kept under twice the limit
-        bool cut = false;       // something was dropped from its start
+        std::string output;  // the tail, kept under twice the limit
+        bool cut = false;    // something was dropped from its start
         std::optional<ExitStatus> exit;
         bool released = false;
-        bool eof = false;       // the reader has seen the end of its output
+        bool eof = false;  // the reader has seen the end of its output
         std::thread reader, waiter;
     };
     std::shared_ptr<Terminal> find(const std::string& id);

@@ -6,15 +6,24 @@ using nlohmann::json;
 
 std::string entry_kind_name(EntryKind kind) {
     switch (kind) {
-        case EntryKind::prompt: return "prompt";
-        case EntryKind::user_message: return "user_message";
-        case EntryKind::agent_message: return "agent_message";
-        case EntryKind::agent_thought: return "agent_thought";
-        case EntryKind::tool_call: return "tool_call";
-        case EntryKind::plan: return "plan";
-        case EntryKind::mode: return "mode";
-        case EntryKind::stop: return "stop";
-        case EntryKind::other: return "other";
+        case EntryKind::prompt:
+            return "prompt";
+        case EntryKind::user_message:
+            return "user_message";
+        case EntryKind::agent_message:
+            return "agent_message";
+        case EntryKind::agent_thought:
+            return "agent_thought";
+        case EntryKind::tool_call:
+            return "tool_call";
+        case EntryKind::plan:
+            return "plan";
+        case EntryKind::mode:
+            return "mode";
+        case EntryKind::stop:
+            return "stop";
+        case EntryKind::other:
+            return "other";
     }
     return "other";
 }
@@ -45,9 +54,12 @@ void Transcript::apply(const Update& u) {
             entries_.push_back(Entry{kind, turn_, u.text, {}, nullptr});
     };
     switch (u.kind) {
-        case UpdateKind::user_message: return chunk(EntryKind::user_message);
-        case UpdateKind::agent_message: return chunk(EntryKind::agent_message);
-        case UpdateKind::agent_thought: return chunk(EntryKind::agent_thought);
+        case UpdateKind::user_message:
+            return chunk(EntryKind::user_message);
+        case UpdateKind::agent_message:
+            return chunk(EntryKind::agent_message);
+        case UpdateKind::agent_thought:
+            return chunk(EntryKind::agent_thought);
         case UpdateKind::tool_call:
         case UpdateKind::tool_call_update: {
             Entry* e = find_tool_call(u.tool.id);
@@ -104,9 +116,12 @@ std::string tool_content_text(const json& content) {
         if (!item.is_object()) continue;
         std::string type = item.value("type", std::string());
         std::string line;
-        if (type == "content") line = content_text(item.value("content", json(nullptr)));
-        else if (type == "diff") line = "diff " + item.value("path", std::string());
-        else if (type == "terminal") line = "terminal " + item.value("terminalId", std::string());
+        if (type == "content")
+            line = content_text(item.value("content", json(nullptr)));
+        else if (type == "diff")
+            line = "diff " + item.value("path", std::string());
+        else if (type == "terminal")
+            line = "terminal " + item.value("terminalId", std::string());
         if (line.empty()) continue;
         if (!out.empty()) out += '\n';
         out += line;
@@ -130,13 +145,22 @@ std::string Transcript::render() const {
     std::string out;
     for (const Entry& e : entries_) {
         switch (e.kind) {
-            case EntryKind::prompt: indented(out, e.text, "> "); break;
-            case EntryKind::user_message: indented(out, e.text, "user: "); break;
-            case EntryKind::agent_message: indented(out, e.text, ""); break;
-            case EntryKind::agent_thought: indented(out, e.text, "(thinking) "); break;
+            case EntryKind::prompt:
+                indented(out, e.text, "> ");
+                break;
+            case EntryKind::user_message:
+                indented(out, e.text, "user: ");
+                break;
+            case EntryKind::agent_message:
+                indented(out, e.text, "");
+                break;
+            case EntryKind::agent_thought:
+                indented(out, e.text, "(thinking) ");
+                break;
             case EntryKind::tool_call: {
-                out += "[" + e.tool.kind + "] " + (e.tool.title.empty() ? e.tool.id : e.tool.title) +
-                       " — " + e.tool.status + "\n";
+                out += "[" + e.tool.kind + "] " +
+                       (e.tool.title.empty() ? e.tool.id : e.tool.title) + " — " + e.tool.status +
+                       "\n";
                 std::string body = tool_content_text(e.tool.content);
                 if (!body.empty()) indented(out, body, "    ");
                 break;
@@ -148,14 +172,17 @@ std::string Transcript::render() const {
                         out += "  " + plan_mark(step.value("status", std::string())) + " " +
                                step.value("content", std::string()) + "\n";
                 break;
-            case EntryKind::mode: out += "mode: " + e.text + "\n"; break;
+            case EntryKind::mode:
+                out += "mode: " + e.text + "\n";
+                break;
             case EntryKind::stop:
                 if (e.data.is_object() && e.data.contains("error"))
                     out += "— turn failed: " + e.data["error"].get<std::string>() + "\n";
                 else
                     out += "— " + e.text + "\n";
                 break;
-            case EntryKind::other: break;
+            case EntryKind::other:
+                break;
         }
     }
     return out;
@@ -174,8 +201,12 @@ json entry_record(const Entry& e) {
             r["raw_input"] = e.tool.raw_input;
             r["raw_output"] = e.tool.raw_output;
             break;
-        case EntryKind::plan: r["entries"] = e.data; break;
-        case EntryKind::mode: r["mode"] = e.text; break;
+        case EntryKind::plan:
+            r["entries"] = e.data;
+            break;
+        case EntryKind::mode:
+            r["mode"] = e.text;
+            break;
         case EntryKind::stop:
             r["stop_reason"] = e.text.empty() ? json(nullptr) : json(e.text);
             r["error"] = e.data.is_object() ? e.data["error"] : json(nullptr);
@@ -184,7 +215,9 @@ json entry_record(const Entry& e) {
             r["update_kind"] = e.text;
             r["raw"] = e.data;
             break;
-        default: r["text"] = e.text; break;
+        default:
+            r["text"] = e.text;
+            break;
     }
     return r;
 }

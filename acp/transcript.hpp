@@ -13,15 +13,15 @@
 namespace team::acp {
 
 enum class EntryKind {
-    prompt,         // what we sent: the turn's prompt text
-    user_message,   // user_message_chunk (an agent replaying a loaded session)
+    prompt,        // what we sent: the turn's prompt text
+    user_message,  // user_message_chunk (an agent replaying a loaded session)
     agent_message,
     agent_thought,
     tool_call,
     plan,
     mode,
-    stop,           // how the turn ended: its stop reason, or why it failed
-    other,          // an update kind we do not know: kept, not rendered
+    stop,   // how the turn ended: its stop reason, or why it failed
+    other,  // an update kind we do not know: kept, not rendered
 };
 
 std::string entry_kind_name(EntryKind kind);
@@ -35,10 +35,10 @@ struct ToolCallState {
 
 struct Entry {
     EntryKind kind = EntryKind::other;
-    int turn = 0;              // 1 for the first prompt's turn; 0 before any
-    std::string text;          // prompt, chunks, mode id, stop reason, other's kind name
-    ToolCallState tool;        // tool_call
-    nlohmann::json data;       // plan: its entries; other: the raw update; stop: {"error"} if any
+    int turn = 0;         // 1 for the first prompt's turn; 0 before any
+    std::string text;     // prompt, chunks, mode id, stop reason, other's kind name
+    ToolCallState tool;   // tool_call
+    nlohmann::json data;  // plan: its entries; other: the raw update; stop: {"error"} if any
 };
 
 class Transcript {

@@ -16,9 +16,9 @@ enum class UpdateKind {
     tool_call,      // tool_call: a new tool call
     tool_call_update,
     plan,
-    mode,           // current_mode_update
-    usage,          // usage_update
-    other,          // any other kind (available_commands_update, ones newer than us): kept, ignored
+    mode,   // current_mode_update
+    usage,  // usage_update
+    other,  // any other kind (available_commands_update, ones newer than us): kept, ignored
 };
 
 // What a tool call update changes: only the fields it carries.
@@ -30,14 +30,14 @@ struct ToolCallPatch {
 
 struct Update {
     UpdateKind kind = UpdateKind::other;
-    std::string kind_name;   // the wire's `sessionUpdate` ("agent_message_chunk", "future_kind")
+    std::string kind_name;  // the wire's `sessionUpdate` ("agent_message_chunk", "future_kind")
     std::string session_id;
-    std::string text;        // chunks: their text (other content as "[image]", "[resource …]")
-    ToolCallPatch tool;      // tool_call and tool_call_update
-    nlohmann::json plan;     // plan: its entries [{content, priority, status}]
-    std::string mode;        // current_mode_update: currentModeId
-    nlohmann::json usage;    // usage_update: {used, size[, cost]}
-    nlohmann::json raw;      // the update object as it came
+    std::string text;      // chunks: their text (other content as "[image]", "[resource …]")
+    ToolCallPatch tool;    // tool_call and tool_call_update
+    nlohmann::json plan;   // plan: its entries [{content, priority, status}]
+    std::string mode;      // current_mode_update: currentModeId
+    nlohmann::json usage;  // usage_update: {used, size[, cost]}
+    nlohmann::json raw;    // the update object as it came
 };
 
 // Reads the params of a session/update. Never throws: what it cannot read is an `other` update

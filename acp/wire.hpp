@@ -24,7 +24,7 @@ enum RpcCode : int {
     method_not_found = -32601,
     invalid_params = -32602,
     internal_error = -32603,
-    auth_required = -32000,   // ACP: authenticate first
+    auth_required = -32000,  // ACP: authenticate first
     resource_not_found = -32002,
 };
 
@@ -39,9 +39,9 @@ struct RpcError {
 struct Incoming {
     enum class Kind { request, notification, reply } kind = Kind::notification;
     std::string method;
-    nlohmann::json params;  // an object, or null when absent
-    nlohmann::json id;      // requests and replies
-    nlohmann::json result;  // replies
+    nlohmann::json params;          // an object, or null when absent
+    nlohmann::json id;              // requests and replies
+    nlohmann::json result;          // replies
     std::optional<RpcError> error;  // replies that failed
 };
 
