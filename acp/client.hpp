@@ -25,6 +25,7 @@
 #include "acp/connection.hpp"
 #include "acp/files.hpp"
 #include "acp/host.hpp"
+#include "acp/transcript.hpp"
 
 namespace team::acp {
 

@@ -10,7 +10,6 @@
 
 #include "acp/permissions.hpp"
 #include "acp/terminals.hpp"
-#include "acp/transcript.hpp"
 
 namespace team::acp {
 

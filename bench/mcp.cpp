@@ -4,8 +4,6 @@
 // whole processes, so the table shows what a held session saves.
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -1,6 +1,5 @@
 #include "cli/app.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

@@ -3,7 +3,6 @@
 
 #include "base/time.hpp"
 #include "cli/commands.hpp"
-#include "cli/input.hpp"
 #include "cli/op_command.hpp"
 #include "ops/table.hpp"
 

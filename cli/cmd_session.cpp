@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "base/error.hpp"
-#include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "cli/op_command.hpp"

@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "base/error.hpp"
-#include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "cli/op_command.hpp"
 #include "ops/execution_ops.hpp"

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "base/error.hpp"
-#include "base/names.hpp"
 
 namespace team::cli {
 

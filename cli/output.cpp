@@ -1,7 +1,6 @@
 #include "cli/output.hpp"
 
 #include <cstdio>
-#include <iostream>
 
 namespace team::cli {
 

@@ -2,7 +2,6 @@
 #define BOOST_PROCESS_USE_STD_FS 1
 // Boost 1.81 forgets these two with BOOST_PROCESS_USE_STD_FS.
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -13,12 +12,9 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/start_dir.hpp>
 #include <boost/process/v2/stdio.hpp>
-#include <type_traits>
 
 #include <array>
 #include <cstdlib>
-#include <cstring>
-#include <optional>
 #include <string_view>
 
 #include "base/error.hpp"

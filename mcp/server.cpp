@@ -16,6 +16,7 @@
 #include "base/names.hpp"
 #include "mcp/channel.hpp"
 #include "mcp/jsonrpc.hpp"
+#include "mcp/schema.hpp"
 #include "mcp/tools.hpp"
 #include "ops/operation.hpp"
 

@@ -8,9 +8,7 @@
 
 #include "base/duration.hpp"
 #include "base/error.hpp"
-#include "base/names.hpp"
 #include "mcp/schema.hpp"
-#include "ops/table.hpp"
 
 namespace team::mcp {
 

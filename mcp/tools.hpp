@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "mcp/schema.hpp"
 #include "ops/operation.hpp"
 
 namespace team::mcp {

@@ -1,5 +1,4 @@
 // The operation of the audit trail (SPEC 10): list it, or follow it as it grows.
-#include "base/text.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
 #include "state/activity.hpp"

@@ -1,8 +1,6 @@
 // The operations of agents (SPEC 4): spawn, list, attach, prompt (logs: ops/log_ops.cpp).
-#include "base/text.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
-#include "state/members.hpp"
 #include "tasks/tasks.hpp"
 #include "team/agents.hpp"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "base/cancel.hpp"  // what ends a wait: the thread's cancel descriptor, WaitCancelled
+#include "base/cancel.hpp"  // IWYU pragma: export; what ends a wait: the thread's cancel descriptor, WaitCancelled
 
 namespace team::ops {
 

@@ -6,10 +6,8 @@
 #include <map>
 
 #include "base/error.hpp"
-#include "base/text.hpp"
 #include "ops/execution_ops.hpp"
 #include "ops/operation.hpp"
-#include "ops/table.hpp"
 #include "shells/shells.hpp"
 #include "team/agents.hpp"
 

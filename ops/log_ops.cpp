@@ -7,7 +7,6 @@
 
 #include "base/error.hpp"
 #include "base/terminal_text.hpp"
-#include "base/text.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
 #include "state/change_watch.hpp"

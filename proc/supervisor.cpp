@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,9 +18,7 @@
 
 #include "base/error.hpp"
 #include "base/programs.hpp"
-#include "base/umask.hpp"
 #include "proc/process_table.hpp"
-#include "proc/signals.hpp"
 #include "proc/terminate.hpp"
 
 extern char** environ;

@@ -19,7 +19,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace team::sessions {
 

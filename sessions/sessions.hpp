@@ -8,7 +8,6 @@
 // names are per home. A session is made by its first exec or start.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "base/cancel.hpp"  // the thread's cancel descriptor, WaitCancelled
+#include "base/cancel.hpp"  // IWYU pragma: export; the thread's cancel descriptor, WaitCancelled
 
 namespace team {
 

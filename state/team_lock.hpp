@@ -4,7 +4,6 @@
 // The descriptor is close-on-exec, so processes we start (tmux, agents) never inherit it.
 #pragma once
 
-#include <chrono>
 #include <filesystem>
 #include <string>
 

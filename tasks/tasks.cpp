@@ -6,6 +6,7 @@
 #include "base/names.hpp"
 #include "base/text.hpp"
 #include "state/activity.hpp"
+#include "state/members.hpp"
 
 namespace team::tasks {
 

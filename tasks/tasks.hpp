@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "base/time.hpp"
-#include "state/members.hpp"
 #include "state/records.hpp"
 #include "state/store.hpp"
 #include "state/task_rows.hpp"

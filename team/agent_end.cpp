@@ -4,14 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "base/error.hpp"
-#include "base/names.hpp"
-#include "base/text.hpp"
 #include "proc/pidfd.hpp"
-#include "proc/process_table.hpp"
-#include "proc/terminate.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
@@ -19,7 +14,6 @@
 #include "state/task_rows.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
-#include "tmux/server.hpp"
 
 namespace team {
 

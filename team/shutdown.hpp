@@ -80,11 +80,9 @@
 
 #include "base/time.hpp"
 #include "proc/processes.hpp"
-#include "proc/supervisor.hpp"
 #include "state/shutdown_rows.hpp"
 #include "state/store.hpp"
 #include "state/team_lock.hpp"
-#include "team/agent_end.hpp"
 #include "team/agents.hpp"
 #include "team/teams.hpp"
 #include "tmux/tmux.hpp"

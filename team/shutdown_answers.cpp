@@ -1,23 +1,16 @@
 #include "team/shutdown.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <filesystem>
 
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "base/text.hpp"
 #include "proc/pidfd.hpp"
-#include "proc/process_table.hpp"
-#include "proc/terminate.hpp"
 #include "state/activity.hpp"
-#include "state/change_watch.hpp"
 #include "state/members.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
-#include "tmux/server.hpp"
 
 namespace team {
 

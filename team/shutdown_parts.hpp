@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "proc/pidfd.hpp"
 #include "proc/processes.hpp"

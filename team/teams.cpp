@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "state/activity.hpp"
+#include "state/members.hpp"
 #include "state/task_rows.hpp"
 #include "state/team_lock.hpp"
 #include "state/teams.hpp"

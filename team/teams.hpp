@@ -12,7 +12,6 @@
 
 #include "base/error.hpp"
 #include "base/time.hpp"
-#include "state/members.hpp"
 #include "state/records.hpp"
 #include "state/store.hpp"
 

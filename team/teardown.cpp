@@ -7,10 +7,8 @@
 #include <filesystem>
 
 #include "base/error.hpp"
-#include "base/names.hpp"
 #include "base/text.hpp"
 #include "proc/pidfd.hpp"
-#include "proc/process_table.hpp"
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"

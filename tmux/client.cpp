@@ -12,7 +12,6 @@
 #include <boost/optional.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
-#include <type_traits>
 
 #include <cstdlib>
 #include <optional>

@@ -1,11 +1,11 @@
 #include "tmux/server.hpp"
 
-#include <fcntl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -248,12 +248,42 @@ bool TmuxServer::kill_session(const std::string& session) {
     return kill_target({"kill-session", "-t", "=" + session});
 }
 
+namespace {
+
+// The last word of `text` (at most 24 bytes of it), which a program that shows what it was given
+// puts on one line of its screen: how type_text sees that the paste arrived.
+std::string last_word(std::string_view text) {
+    size_t end = text.find_last_not_of(" \t\r\n");
+    if (end == std::string_view::npos) return {};
+    size_t start = text.find_last_of(" \t\r\n", end);
+    start = start == std::string_view::npos ? 0 : start + 1;
+    std::string_view word = text.substr(start, end + 1 - start);
+    return std::string(utf8_tail(word, 24));
+}
+
+size_t occurrences(std::string_view screen, std::string_view word) {
+    size_t n = 0;
+    for (size_t at = screen.find(word); at != std::string_view::npos;
+         at = screen.find(word, at + word.size())) {
+        ++n;
+    }
+    return n;
+}
+
+}  // namespace
+
 void TmuxServer::type_text(const std::string& pane_id, const std::string& text, bool press_enter) {
     // One paste, in one tmux call: no line is sent on its own before the rest arrives, and a
     // program that asked for bracketed paste (Claude Code, readline) is told where the paste
-    // ends, so the Enter after it is a key of its own, however busy the program is when it
-    // reads them. (Typed as keys, a busy program could read the text and the Enter in one go
-    // and take the Enter for part of a paste: the line stayed in its input box, unsent.)
+    // ends. (Typed as keys, a busy program could read the text and the Enter in one go and take
+    // the Enter for part of a paste.)
+    std::string word = press_enter ? last_word(text) : std::string();
+    size_t seen_before = 0;
+    auto screen = [&] {
+        TmuxResult r = tmux_.run({"capture-pane", "-p", "-J", "-t", pane_id}, {});
+        return r.ok() ? occurrences(r.out, word) : 0;
+    };
+    if (!word.empty()) seen_before = screen();
     if (!text.empty()) {  // (tmux refuses an empty buffer: an empty text is just the Enter)
         unsigned char bytes[6];
         (void)!::getrandom(bytes, sizeof bytes, 0);
@@ -264,9 +294,18 @@ void TmuxServer::type_text(const std::string& pane_id, const std::string& text, 
                 text);
     }
     if (press_enter) {
-        // A separate call after a moment: a program without bracketed paste may take an Enter
-        // that arrives with the text as part of it.
-        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        // The Enter once the program shows the text, within a bound: a program that reads the
+        // paste and the Enter in one go may act on the Enter before the text is in its input
+        // (Claude Code, busy, submitted its empty box and kept the text unsent). A program that
+        // shows nothing (no echo) gets the Enter after the bound.
+        if (!word.empty()) {
+            auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+            auto pause = std::chrono::milliseconds(2);
+            while (screen() <= seen_before && std::chrono::steady_clock::now() < deadline) {
+                std::this_thread::sleep_for(pause);
+                pause = std::min(pause * 2, std::chrono::milliseconds(40));
+            }
+        }
         checked({"send-keys", "-t", pane_id, "Enter"});
     }
 }

@@ -6,7 +6,6 @@
 #include <sys/types.h>
 
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,7 +58,8 @@ class TmuxServer {
     bool kill_session(const std::string& session);
 
     // Types `text` into the pane as a person pasting it would: through a paste buffer, bracketed
-    // when the program asked for bracketed paste, in one tmux call. Then Enter, separately.
+    // when the program asked for bracketed paste, in one tmux call. Then Enter, separately, once
+    // the pane shows the text's last word (or after 1 s: a program may show nothing).
     void type_text(const std::string& pane_id, const std::string& text, bool press_enter);
 
   private:

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <sstream>
-#include <thread>
 
 #include "state/activity.hpp"
 #include "state/store.hpp"

@@ -15,11 +15,9 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "proc/process_table.hpp"
 #include "team/agents.hpp"

@@ -23,7 +23,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include "proc/process_table.hpp"
 #include "tests/support/agents_home.hpp"

@@ -12,14 +12,12 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
 
-#include "proc/process_table.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/probe.hpp"

@@ -1,12 +1,9 @@
 // team serve (SPEC 13) against the running server: each test starts `team serve` on a free port
 // of its own temporary home (its own tmux server), talks to it over plain sockets
 // (tests/support/http_client.hpp), and ends it.
-#include <signal.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <filesystem>
-#include <thread>
 
 #include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"

@@ -6,10 +6,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "sessions/session_state.hpp"
 #include "tests/support/helpers.hpp"

@@ -16,7 +16,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "proc/process_table.hpp"
 #include "tests/support/helpers.hpp"

@@ -14,7 +14,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/agents_home.hpp"

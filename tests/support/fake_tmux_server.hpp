@@ -99,6 +99,12 @@ class FakeTmuxServer final : public tmux::Tmux {
             buffer_ = std::string(input);
             return {};
         }
+        if (verb == "capture-pane") {  // a pane shows what was typed into it, as a tty echoes
+            auto target = std::find(args.begin(), args.end(), "-t");
+            auto it = panes_.find(*(target + 1));
+            if (it == panes_.end()) return {1, "", "can't find pane\n"};
+            return {0, it->second.typed, ""};
+        }
         return {};  // has-session, select-pane, set-option...: nothing to model
     }
 

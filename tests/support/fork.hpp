@@ -3,7 +3,6 @@
 // Catch2 assertion may be used inside it.
 #pragma once
 
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

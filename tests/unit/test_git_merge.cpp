@@ -7,7 +7,6 @@
 #include "git/merge.hpp"
 #include "git/removal.hpp"
 #include "git/repo_lock.hpp"
-#include "git/snapshots.hpp"
 #include "git/status.hpp"
 #include "git/worktrees.hpp"
 #include "tests/support/git_repo.hpp"

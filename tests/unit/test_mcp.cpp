@@ -3,7 +3,6 @@
 // generated from the operations table, the mapping of SPEC 12's input shapes onto operations,
 // and a call answered as a result. The server over real stdio with the official client is proven
 // by tests/mcp.
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -15,6 +14,7 @@
 
 #include "mcp/channel.hpp"
 #include "mcp/jsonrpc.hpp"
+#include "mcp/schema.hpp"
 #include "mcp/server.hpp"
 #include "mcp/tools.hpp"
 #include "tests/support/process.hpp"

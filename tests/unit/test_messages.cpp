@@ -6,7 +6,6 @@
 #include <future>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/error.hpp"

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/error.hpp"
 #include "mcp/server.hpp"

@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <chrono>
 #include <system_error>
-#include <thread>
 
 #include "base/error.hpp"
 #include "base/text.hpp"

@@ -21,6 +21,7 @@
 #include "tasks/tasks.hpp"
 #include "team/agents.hpp"
 #include "team/messages.hpp"
+#include "team/agent_end.hpp"
 #include "team/shutdown.hpp"
 #include "team/teams.hpp"
 #include "tests/support/fake_tmux.hpp"

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <fstream>
 #include <thread>
-#include <vector>
 
 #include "base/error.hpp"
 #include "state/home.hpp"

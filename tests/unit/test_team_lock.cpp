@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <optional>
-#include <thread>
 
 #include "state/team_lock.hpp"
 #include "tests/support/process.hpp"

@@ -1,6 +1,5 @@
 // base/terminal_text: which logs draw a screen, and the text left of one without its escapes.
 #include <catch2/catch.hpp>
-#include <string>
 
 #include "base/terminal_text.hpp"
 

@@ -2,7 +2,6 @@
 // tmux's answers. (The same code runs on real tmux in tests/e2e/test_agents.cpp.)
 #include <catch2/catch.hpp>
 
-#include "base/error.hpp"
 #include "tests/support/fake_tmux.hpp"
 #include "tmux/capture.hpp"
 #include "tmux/server.hpp"
@@ -131,32 +130,52 @@ TEST_CASE("list-panes output is read field by field", "[tmux]") {
     CHECK(server.list_panes().empty());  // no server: no panes
 }
 
-TEST_CASE("text is pasted from a buffer in one tmux call, bracketed, Enter apart", "[tmux]") {
-    // The buffer name is random: a plain recorder checks the shape of the calls.
+TEST_CASE("text is pasted from a buffer in one tmux call, bracketed, Enter once it shows",
+          "[tmux]") {
+    // The buffer name is random: a plain recorder checks the shape of the calls. Its pane shows
+    // the text from the second look on (a program that draws the paste a moment later).
     struct Recorder final : team::tmux::Tmux {
         std::vector<std::vector<std::string>> calls;
         std::vector<std::string> inputs;
+        std::string pasted;
+        int looks = 0;
         TmuxResult run(const std::vector<std::string>& args, std::string_view input) override {
             calls.push_back(args);
             inputs.emplace_back(input);
+            if (args[0] == "load-buffer") pasted = input;
+            if (args[0] == "capture-pane") {
+                return {0, "earlier: reason;\n" + (++looks > 2 ? pasted : std::string()), ""};
+            }
             return {};
         }
     };
-    for (std::string text : {std::string("one\ntwo;\n"), std::string(4095, 'a') + "é;"}) {
+    const std::vector<std::string> look{"capture-pane", "-p", "-J", "-t", "%2"};
+    for (std::string text : {std::string("one\ntwo reason;\n"), std::string(4095, 'a') + "é;"}) {
         Recorder recorder;
         TmuxServer pasting(recorder);
         pasting.type_text("%2", text, true);
-        REQUIRE(recorder.calls.size() == 2);
-        const auto& paste = recorder.calls[0];
+        REQUIRE(recorder.calls.size() == 5);  // look, paste, look (not yet), look (shown), Enter
+        CHECK(recorder.calls[0] == look);
+        const auto& paste = recorder.calls[1];
         REQUIRE(paste.size() == 12);
         CHECK(paste[0] == "load-buffer");
         CHECK(paste[3] == "-");
-        CHECK(recorder.inputs[0] == text);  // the bytes as given: no key names, no escaping
+        CHECK(recorder.inputs[1] == text);  // the bytes as given: no key names, no escaping
         auto buffer = paste[2];
         CHECK(std::vector<std::string>(paste.begin() + 4, paste.end()) ==
               std::vector<std::string>{";", "paste-buffer", "-p", "-d", "-b", buffer, "-t", "%2"});
-        CHECK(recorder.calls[1] == std::vector<std::string>{"send-keys", "-t", "%2", "Enter"});
+        CHECK(recorder.calls[2] == look);
+        CHECK(recorder.calls[3] == look);
+        CHECK(recorder.calls[4] == std::vector<std::string>{"send-keys", "-t", "%2", "Enter"});
     }
+    // Without Enter nothing is looked at; an empty text is just the Enter.
+    Recorder quiet;
+    TmuxServer(quiet).type_text("%2", "no enter", false);
+    CHECK(quiet.calls.size() == 1);
+    Recorder enter;
+    TmuxServer(enter).type_text("%2", "", true);
+    REQUIRE(enter.calls.size() == 1);
+    CHECK(enter.calls[0][0] == "send-keys");
 }
 
 TEST_CASE("a long home gets a named socket instead of a path", "[tmux]") {
