@@ -7,8 +7,10 @@
 // process and no tmux server of it is left.
 //
 // The delay before the SIGKILL comes from std::mt19937(seed), uniform in [0, 1.2 x] the median
-// of three uninterrupted runs of that operation (and variant), timed at the start of its test
-// case (one run under AddressSanitizer, where each seed also sets up fewer tasks and agents:
+// of the uninterrupted runs of that operation (and variant) so far: three timed at the start of
+// its test case, then every seed's run that ended before its SIGKILL (these proofs run beside
+// other tests, one at a time, so the load changes while they run) (one calibration run under
+// AddressSanitizer, where each seed also sets up fewer tasks and agents:
 // every `team` process is much slower there, and each test case must stay well under 300 s).
 // A run that ends before its SIGKILL proves little, so every test case counts the runs it
 // interrupted, and where the crash left the state, prints both (WARN) and requires that at
@@ -410,10 +412,12 @@ class Tally {
 struct Crash {
     bool interrupted = false;
     RunResult result;
+    Us took{0};  // from the start to the command's end (its whole run when not interrupted)
 };
 
 // Runs the command (and its rivals), SIGKILLs the command (only it) after `delay`.
 Crash crash(const CrashHome& h, const Command& c, Us delay) {
+    auto started = Steady::now();
     Child child = h.env.start(c.args, h.extra(), c.input);
     std::vector<Child> rivals;
     for (const auto& args : c.rivals) rivals.push_back(h.env.start(args, h.extra()));
@@ -421,6 +425,7 @@ Crash crash(const CrashHome& h, const Command& c, Us delay) {
     ::kill(child.pid(), SIGKILL);
     Crash out;
     out.result = child.wait();
+    out.took = std::chrono::duration_cast<Us>(Steady::now() - started);
     out.interrupted = out.result.exit_code == 128 + SIGKILL;
     for (auto& rival : rivals) rival.wait();
     return out;
@@ -438,6 +443,12 @@ struct Operation {
     bool dissolves = false;  // the team is gone at the end: nothing at all is left
 };
 
+// The median of what uninterrupted runs took.
+Us median(std::vector<Us> took) {
+    std::sort(took.begin(), took.end());
+    return took[took.size() / 2];
+}
+
 // The median of three uninterrupted runs of a variant (one under AddressSanitizer), each on a
 // fresh home, without its rivals.
 Us calibrate(const Operation& op, unsigned variant) {
@@ -452,22 +463,25 @@ Us calibrate(const Operation& op, unsigned variant) {
         REQUIRE(r.exit_code == 0);
         h.finish();
     }
-    std::sort(took.begin(), took.end());
-    return took[took.size() / 2];
+    return median(took);
 }
 
 void run_operation(const Operation& op) {
-    std::vector<Us> spans;
+    // The runs of each variant that were not interrupted, the calibration's first: the span the
+    // delays are drawn from follows the machine's load while the seeds run (other tests run
+    // beside these ones), so that a lighter moment does not leave most runs uninterrupted.
+    std::vector<std::vector<Us>> samples;
     std::string spans_text;
     for (unsigned v = 0; v < op.variants; ++v) {
-        spans.push_back(calibrate(op, v));
-        spans_text += (v ? ", " : "") + std::to_string(spans.back().count() / 1000) + "ms";
+        samples.push_back({calibrate(op, v)});
+        spans_text += (v ? ", " : "") + std::to_string(samples.back()[0].count() / 1000) + "ms";
     }
     Tally tally(op.name);
     auto started = Steady::now();
     for (unsigned seed : seeds_from(op.first_seed)) {
         std::mt19937 rng(seed);
-        std::uniform_int_distribution<long long> pick(0, spans[seed % op.variants].count() * 6 / 5);
+        auto& seen = samples[seed % op.variants];
+        std::uniform_int_distribution<long long> pick(0, median(seen).count() * 6 / 5);
         Us delay(pick(rng));
         INFO(op.name << ", seed " << seed << ", SIGKILL after " << delay.count() << "us");
         CrashHome h;
@@ -479,6 +493,7 @@ void run_operation(const Operation& op) {
         std::string where = crashed.interrupted ? op.where(h, seed) : "";
         INFO("the crash left: " << (crashed.interrupted ? where : "(not interrupted)"));
         tally.add(crashed.interrupted, where);
+        if (!crashed.interrupted) seen.push_back(crashed.took);
 
         check_invariants(h, seed % 2 == 0);
         op.converge(h, seed, c);
