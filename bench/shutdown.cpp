@@ -5,7 +5,6 @@
 // Each sample spawns its agents untimed and waits until they are ready; only the stopping
 // command is timed, from its start to its exit.
 
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>

@@ -5,8 +5,8 @@
 
 #include "base/states.hpp"
 #include "cli/app.hpp"
-#include "ops/operation.hpp"
 #include "ops/names_in_home.hpp"
+#include "ops/operation.hpp"
 
 namespace team::cli {
 
@@ -47,9 +47,12 @@ void classify(OptionInfo& o, std::string_view words, std::string name, const ops
                name == "as") {
         k = ValueKind::agent;
     } else if (name == "name") {
-        if (starts_with(words, "session ")) k = ValueKind::session;
-        else if (words != "create" && words != "spawn") k = ValueKind::agent;
-    } else if (name == "blocked_by" || ((name == "id" || name == "ids") && starts_with(words, "task "))) {
+        if (starts_with(words, "session "))
+            k = ValueKind::session;
+        else if (words != "create" && words != "spawn")
+            k = ValueKind::agent;
+    } else if (name == "blocked_by" ||
+               ((name == "id" || name == "ids") && starts_with(words, "task "))) {
         k = ValueKind::task;
     } else if (name == "id" && starts_with(words, "shell ")) {
         k = ValueKind::shell;

@@ -67,7 +67,7 @@ void values_of(Completion& c, const OptionInfo& o) {
 Completion complete(const CommandLine& model, const std::vector<std::string>& words) {
     Completion c;
     if (words.empty()) return complete(model, {""});
-    const CommandInfo* cmd = nullptr;  // none yet: the first word is still to come
+    const CommandInfo* cmd = nullptr;     // none yet: the first word is still to come
     const OptionInfo* pending = nullptr;  // an option whose value comes next
     std::size_t arguments = 0;            // arguments of `cmd` given so far
     std::size_t after_dashes = 0;
@@ -87,8 +87,10 @@ Completion complete(const CommandLine& model, const std::vector<std::string>& wo
             auto eq = w.find('=');
             const OptionInfo* o = find_option(model, cmd, w.substr(0, eq));
             if (o && o->takes_value) {
-                if (eq == std::string::npos) pending = o;
-                else remember(c, *o, w.substr(eq + 1));
+                if (eq == std::string::npos)
+                    pending = o;
+                else
+                    remember(c, *o, w.substr(eq + 1));
             }
         } else if (!cmd) {
             cmd = model.find(w);
@@ -116,7 +118,8 @@ Completion complete(const CommandLine& model, const std::vector<std::string>& wo
         auto add = [&](const std::vector<OptionInfo>& options) {
             for (const auto& o : options) {
                 for (const auto& f : o.flags) {
-                    if (starts_with(f, "--") || cur.size() <= 2) c.candidates.emplace_back(f, brief(o.help));
+                    if (starts_with(f, "--") || cur.size() <= 2)
+                        c.candidates.emplace_back(f, brief(o.help));
                 }
             }
         };
@@ -134,7 +137,8 @@ Completion complete(const CommandLine& model, const std::vector<std::string>& wo
             values_of(c, cmd->arguments[arguments]);
         } else if (cmd->subcommands.empty()) {
             // Nothing more to give but options: offer them without waiting for a '-'.
-            for (const auto& o : cmd->options) c.candidates.emplace_back(o.flags.back(), brief(o.help));
+            for (const auto& o : cmd->options)
+                c.candidates.emplace_back(o.flags.back(), brief(o.help));
         }
     }
     std::erase_if(c.candidates, [&](const auto& x) { return !starts_with(x.first, cur); });

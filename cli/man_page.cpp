@@ -90,7 +90,8 @@ const Entry kExitCodes[] = {
 
 const Entry kEnvironment[] = {
     {"TEAM_HOME", "where all state lives, as --home"},
-    {"XDG_STATE_HOME", "the home is $XDG_STATE_HOME/team when neither --home nor TEAM_HOME is given"},
+    {"XDG_STATE_HOME",
+     "the home is $XDG_STATE_HOME/team when neither --home nor TEAM_HOME is given"},
     {"TEAM_NAME", "the team a command acts on, as --team"},
     {"TEAM_AGENT_ID", "who is calling (name or name@team), as --as"},
     {"NO_COLOR", "plain human output, as --no-color"},
@@ -130,14 +131,15 @@ std::string man_page() {
             italic("COMMAND") + " [" + italic("ARGS") + "]\n";
     page +=
         ".SH DESCRIPTION\n" +
-        roff("team runs coding agents (Claude Code, Codex, Gemini CLI, any program) side by side in "
-             "the panes of a private tmux server. A leader spawns agents, hands out tasks, talks to "
-             "them through inboxes, and stops them: gracefully, through a three-phase shutdown "
-             "handshake, or by force, with their unfinished tasks handed back to the pool. The same "
-             "process control runs background shells that can be listed, watched, waited on, timed "
-             "out and killed, whole process tree included. Every command also answers in JSON "
-             "(--json); the same operations are MCP tools (team mcp) and an HTTP API with a "
-             "dashboard (team serve).") +
+        roff(
+            "team runs coding agents (Claude Code, Codex, Gemini CLI, any program) side by side in "
+            "the panes of a private tmux server. A leader spawns agents, hands out tasks, talks to "
+            "them through inboxes, and stops them: gracefully, through a three-phase shutdown "
+            "handshake, or by force, with their unfinished tasks handed back to the pool. The same "
+            "process control runs background shells that can be listed, watched, waited on, timed "
+            "out and killed, whole process tree included. Every command also answers in JSON "
+            "(--json); the same operations are MCP tools (team mcp) and an HTTP API with a "
+            "dashboard (team serve).") +
         "\n";
     page += ".SH GLOBAL OPTIONS\nThey may stand before or after the command.\n";
     options_section(page, model.global);
@@ -156,8 +158,9 @@ std::string man_page() {
     }
     entries(page, "EXIT STATUS", std::begin(kExitCodes), std::end(kExitCodes), true);
     page += ".PP\n" +
-            roff("With --json an error is {\"success\": false, \"error\": \"...\", \"code\": "
-                 "\"usage\"} on stdout.") +
+            roff(
+                "With --json an error is {\"success\": false, \"error\": \"...\", \"code\": "
+                "\"usage\"} on stdout.") +
             "\n";
     entries(page, "ENVIRONMENT", std::begin(kEnvironment), std::end(kEnvironment), true);
     entries(page, "FILES", std::begin(kFiles), std::end(kFiles), false);
