@@ -80,7 +80,7 @@ TEST_CASE("teardown: eight mixed agents, cooperative ones confirm, the others ar
     // A grace the idle agents can meet: under ASan on a loaded machine each of their two team
     // processes can take seconds.
     auto r =
-        h.json_run({"teardown", "--grace", kSanitized ? "10s" : "2s", "--reason", "sprint over"});
+        h.json_run({"teardown", "--grace", kSanitized ? "10s" : "6s", "--reason", "sprint over"});
     auto took = std::chrono::duration_cast<Ms>(Steady::now() - started);
     INFO("teardown stdout: " << r.out << " stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
@@ -94,7 +94,7 @@ TEST_CASE("teardown: eight mixed agents, cooperative ones confirm, the others ar
     REQUIRE(doc["agents"].is_array());
     CHECK(doc["agents"].size() == 8);
     // The grace, then SIGTERM and SIGKILL 500ms later: a loose bound, not a measurement.
-    CHECK(took < Ms(bound(kSanitized ? 16000 : 8000)));
+    CHECK(took < Ms(bound(kSanitized ? 16000 : 12000)));
 
     std::set<std::string> seen;
     for (const auto& row : doc["agents"]) {
