@@ -72,7 +72,11 @@ export const scenarios = {
       assert.equal(task.owner, 'w1');
       assert.equal(task.status, 'in_progress');
     }
-    const calls = model.requests.at(-1).conversation.calls.map((c) => c.name);
+    // The leader's message lands when the tool call does; the model's next request, which
+    // carries that call's result, may come a moment later.
+    const last = await model.waitFor((c) => c.calls.some((call) => call.name === 'mcp__team__message_send'), 60000,
+      'the result of message_send');
+    const calls = last.conversation.calls.map((c) => c.name);
     assert.deepEqual(calls, ['mcp__team__inbox_read', 'mcp__team__task_claim', 'mcp__team__message_send']);
   },
 };
