@@ -7,6 +7,57 @@
 
 namespace team::cli {
 
+namespace {
+
+std::string count_text(const nlohmann::json& w, const char* key, const char* letter) {
+    int n = w.value(key, 0);
+    return n ? std::to_string(n) + letter : "";
+}
+
+// The git state of the agents that have a worktree, below the table (SPEC 14).
+void print_worktrees(const Output& out, const nlohmann::json& agents) {
+    Table table({"NAME", "BRANCH", "AHEAD", "BEHIND", "CHANGES", "MERGE", "CONFLICTS WITH"});
+    bool any = false;
+    for (const auto& a : agents) {
+        if (!a.contains("worktree")) continue;
+        any = true;
+        const auto& w = a["worktree"];
+        std::string changes, merge, conflicts;
+        if (w.value("missing", false)) {
+            changes = out.red("missing");
+        } else if (w.contains("error")) {
+            changes = out.red(w["error"].get<std::string>());
+        } else if (w.contains("clean")) {
+            for (auto part :
+                 {count_text(w, "staged", " staged"), count_text(w, "modified", " modified"),
+                  count_text(w, "untracked", " untracked"),
+                  count_text(w, "unmerged", " unmerged")}) {
+                if (!part.empty()) changes += (changes.empty() ? "" : ", ") + part;
+            }
+            if (changes.empty()) changes = "clean";
+            merge = w.value("mergesCleanly", false) ? out.green("clean") : out.red("conflicts");
+            for (const auto& c : w["conflictsWith"]) {
+                std::string files;
+                for (const auto& f : c["files"])
+                    files += (files.empty() ? "" : ", ") + f.get<std::string>();
+                conflicts += (conflicts.empty() ? "" : "; ") + c["agent"].get<std::string>() +
+                             " (" + files + ")";
+            }
+        } else {
+            changes = out.dim("kept");
+        }
+        table.add({a["name"].get<std::string>(), w["branch"].get<std::string>(),
+                   w.contains("ahead") ? w["ahead"].dump() : "-",
+                   w.contains("behind") ? w["behind"].dump() : "-", changes,
+                   merge.empty() ? "-" : merge, conflicts.empty() ? "-" : out.red(conflicts)});
+    }
+    if (!any) return;
+    out.line("");
+    table.print(out);
+}
+
+}  // namespace
+
 void add_agents_command(CLI::App& app) {
     auto* cmd = add_operation(app, ops::list_agents_op, [](Context& ctx, const ops::Result& r) {
         const auto& out = ctx.out();
@@ -35,6 +86,7 @@ void add_agents_command(CLI::App& app) {
                        relative_time(parse_iso8601(a["createdAt"]), now), exit});
         }
         table.print(out);
+        print_worktrees(out, r.doc);
     });
     cmd->footer(
         "Every agent is first checked against its process and tmux: one whose process has ended\n"

@@ -43,6 +43,7 @@ void print_human(const Context& ctx, const ops::Result& result) {
         ctx.out().line(agent + " has ended (" + r.value("exitReason", std::string("exited")) +
                        ") before answering request " + request + tasks);
     }
+    if (r.contains("worktree")) ctx.out().line(kept_worktree_line(r["worktree"]));
 }
 
 }  // namespace

@@ -29,6 +29,12 @@ void print_human(Context& ctx, const ops::Result& r) {
                        task_list(row["reassignedTasks"])});
         }
         table.print(ctx.out());
+        for (const auto& row : doc["agents"]) {
+            if (row.contains("worktree")) {
+                ctx.out().line(row["agentId"].get<std::string>() + ": " +
+                               kept_worktree_line(row["worktree"]));
+            }
+        }
     }
     if (doc["success"] != true) throw failed(doc["error"].get<std::string>());
     ctx.out().line("team " + doc["team"].get<std::string>() +

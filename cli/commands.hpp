@@ -1,11 +1,17 @@
 // One function per command file: each declares its subcommand, its options and its body.
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <string>
+
 namespace CLI {
 class App;
 }
 
 namespace team::cli {
+
+// A kept worktree (team/worktrees.hpp's JSON) in a line, for kill-agent's and teardown's views.
+std::string kept_worktree_line(const nlohmann::json& worktree);
 
 void add_create_command(CLI::App& app);
 void add_list_command(CLI::App& app);
@@ -26,6 +32,9 @@ void add_task_command(CLI::App& app);
 void add_kill_command(CLI::App& app);
 void add_shutdown_command(CLI::App& app);
 void add_teardown_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
+void add_merge_command(CLI::App& app);
+void add_worktree_command(CLI::App& app);
 void add_session_command(CLI::App& app);
 void add_mcp_command(CLI::App& app);
 void add_serve_command(CLI::App& app);

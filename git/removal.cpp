@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <system_error>
 
@@ -51,13 +52,31 @@ std::string merged_as(const Repository& repo, const std::string& base, const std
         if (all_there) return "patch-equivalent";
     }
     MergeCheck m = merge_check(repo, base, branch);
-    if (m.clean && m.tree == first_line(git_out(git, repo.common_dir,
-                                                {"rev-parse", base + "^{tree}"},
-                                                "cannot read the tree of " + quote(base)))) {
+    if (m.clean &&
+        m.tree == first_line(git_out(git, repo.common_dir, {"rev-parse", base + "^{tree}"},
+                                     "cannot read the tree of " + quote(base)))) {
         return "content";
     }
     return "";
 }
+
+namespace {
+
+// Whether both are regular files (not links) with the same bytes.
+bool same_file_content(const fs::path& a, const fs::path& b) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(a, ec)) ||
+        !fs::is_regular_file(fs::symlink_status(b, ec)) ||
+        fs::file_size(a, ec) != fs::file_size(b, ec) || ec) {
+        return false;
+    }
+    std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+    std::string ca((std::istreambuf_iterator<char>(fa)), std::istreambuf_iterator<char>());
+    std::string cb((std::istreambuf_iterator<char>(fb)), std::istreambuf_iterator<char>());
+    return fa.good() || fa.eof() ? ca == cb : false;
+}
+
+}  // namespace
 
 RemovalCheck check_removal(const Repository& repo, const Worktree& w, const std::string& base) {
     Git& git = *repo.git;
@@ -77,15 +96,23 @@ RemovalCheck check_removal(const Repository& repo, const Worktree& w, const std:
                             std::to_string(c.status.untracked) + " untracked, " +
                             std::to_string(c.status.unmerged) + " unmerged");
     }
-    c.ignored = split_z(git_out(git, w.path,
-                                read_args({"ls-files", "-z", "--others", "--ignored",
-                                           "--exclude-standard", "--directory"}),
-                                "cannot list the ignored files of " + quote(w.path.string())));
+    c.ignored = split_z(git_out(
+        git, w.path,
+        read_args({"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}),
+        "cannot list the ignored files of " + quote(w.path.string())));
+    // A file that is a byte-identical copy of the main checkout's (a `.env` that
+    // .worktreeinclude copied in) loses nothing when it goes.
+    std::erase_if(c.ignored, [&](const std::string& rel) {
+        return !rel.empty() && rel.back() != '/' && !repo.main_checkout.empty() &&
+               same_file_content(w.path / rel, repo.main_checkout / rel);
+    });
     if (!c.ignored.empty()) {
-        c.reasons.push_back("it holds ignored files git would delete, such as " + quote(c.ignored[0]));
+        c.reasons.push_back("it holds ignored files git would delete, such as " +
+                            quote(c.ignored[0]));
     }
     if (c.status.branch.empty()) {
-        GitResult unheld = git_run(git, w.path, read_args({"rev-list", "-n", "1", "HEAD", "--not", "--branches"}));
+        GitResult unheld =
+            git_run(git, w.path, read_args({"rev-list", "-n", "1", "HEAD", "--not", "--branches"}));
         c.detached_unheld = !unheld.ok() || !unheld.out.empty();
         if (c.detached_unheld) {
             c.reasons.push_back("its HEAD is detached on commits no branch holds");
@@ -119,7 +146,8 @@ void remove_worktree(const Repository& repo, const fs::path& home, const Worktre
     GitResult removed = git_run(git, repo.common_dir, {"worktree", "remove", w.path.string()});
     if (!removed.ok()) {
         if (w.locked) {  // put the lock back: git refused, the worktree stays as it was
-            git_run(git, repo.common_dir, {"worktree", "lock", "--reason", w.lock_reason, w.path.string()});
+            git_run(git, repo.common_dir,
+                    {"worktree", "lock", "--reason", w.lock_reason, w.path.string()});
         }
         throw git_failure("git refused to remove " + quote(w.path.string()), removed);
     }
@@ -132,7 +160,8 @@ void remove_worktree(const Repository& repo, const fs::path& home, const Worktre
 
 Discarded discard_worktree(const Repository& repo, const fs::path& home, const std::string& team,
                            const std::string& agent, const Worktree& w, const fs::path& trash_dir) {
-    if (w.main) throw refused("the main worktree " + quote(w.path.string()) + " is never discarded");
+    if (w.main)
+        throw refused("the main worktree " + quote(w.path.string()) + " is never discarded");
     Discarded d;
     if (!w.missing) {
         Snapshot s = take_snapshot(repo, home, team, agent, w.path);

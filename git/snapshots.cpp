@@ -18,10 +18,9 @@ namespace {
 std::pair<int, int> count_diff(Git& git, const fs::path& cwd, const std::string& from,
                                const std::string& to) {
     if (from == to) return {0, 0};
-    auto fields = split_z(git_out(git, cwd,
-                                  read_args({"diff-tree", "-r", "--no-renames", "--name-status",
-                                             "-z", from, to}),
-                                  "cannot compare the recorded trees"));
+    auto fields = split_z(git_out(
+        git, cwd, read_args({"diff-tree", "-r", "--no-renames", "--name-status", "-z", from, to}),
+        "cannot compare the recorded trees"));
     int added = 0, other = 0;
     for (size_t i = 0; i + 1 < fields.size(); i += 2) {
         (fields[i] == "A" ? added : other)++;
@@ -36,8 +35,8 @@ std::vector<std::string> dirty_submodules(Git& git, const fs::path& worktree) {
     std::error_code ec;
     if (!fs::exists(worktree / ".gitmodules", ec)) return out;
     auto fields = split_z(git_out(git, worktree,
-                                  read_args({"status", "--porcelain=v2", "-z", "--untracked-files=no",
-                                             "--ignore-submodules=none"}),
+                                  read_args({"status", "--porcelain=v2", "-z",
+                                             "--untracked-files=no", "--ignore-submodules=none"}),
                                   "cannot read the submodules' status"));
     for (size_t i = 0; i < fields.size(); ++i) {
         const std::string& f = fields[i];
@@ -99,18 +98,19 @@ Snapshot take_snapshot(const Repository& repo, const fs::path& home, const std::
     s.unmerged = trees.unmerged;
     s.partial = !trees.unmerged.empty();
     if (s.partial) {
-        s.note = "a merge was in progress: the unmerged files are kept as they are on disk, "
-                 "staged at HEAD's version; the merge's other side is not recorded";
+        s.note =
+            "a merge was in progress: the unmerged files are kept as they are on disk, "
+            "staged at HEAD's version; the merge's other side is not recorded";
     }
     auto [staged_added, staged_changed] = count_diff(git, worktree, trees.head_tree, trees.index);
     s.staged = staged_added + staged_changed;
     auto [added, changed] = count_diff(git, worktree, trees.index, trees.work);
     s.untracked = added;
     s.modified = changed;
-    s.ignored = split_z(git_out(git, worktree,
-                                read_args({"ls-files", "-z", "--others", "--ignored",
-                                           "--exclude-standard", "--directory"}),
-                                "cannot list the ignored files"));
+    s.ignored = split_z(git_out(
+        git, worktree,
+        read_args({"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}),
+        "cannot list the ignored files"));
     s.submodules_not_recorded = dirty_submodules(git, worktree);
     if (!s.submodules_not_recorded.empty()) {
         if (!s.note.empty()) s.note += "; ";
@@ -124,8 +124,8 @@ Snapshot take_snapshot(const Repository& repo, const fs::path& home, const std::
         std::vector<std::string> args = {"commit-tree", "--no-gpg-sign", tree};
         for (auto& p : parents) args.insert(args.end(), {"-p", p});
         args.insert(args.end(), {"-F", "-"});
-        GitResult r = git.run({.args = args, .cwd = worktree, .env = team_identity(),
-                               .input = message});
+        GitResult r =
+            git.run({.args = args, .cwd = worktree, .env = team_identity(), .input = message});
         if (!r.ok()) throw git_failure("cannot record the snapshot" + where, r);
         return first_line(r.out);
     };
@@ -138,7 +138,14 @@ Snapshot take_snapshot(const Repository& repo, const fs::path& home, const std::
     auto refs = list_snapshots(repo, team, agent);
     long next = 1;
     if (!refs.empty()) {
-        next = std::strtol(refs.back().c_str() + snapshot_prefix(team, agent).size(), nullptr, 10) + 1;
+        next =
+            std::strtol(refs.back().c_str() + snapshot_prefix(team, agent).size(), nullptr, 10) + 1;
+    }
+    // A number whose ref a git killed mid-write left locked is skipped, not fought over.
+    std::error_code ec;
+    while (fs::exists(
+        repo.common_dir / (snapshot_prefix(team, agent) + std::to_string(next) + ".lock"), ec)) {
+        ++next;
     }
     s.ref = snapshot_prefix(team, agent) + std::to_string(next);
     git_out(git, repo.common_dir, {"update-ref", "-m", "team snapshot", s.ref, s.commit, ""},
@@ -167,8 +174,10 @@ void restore_snapshot(const Repository& repo, const fs::path& home, const fs::pa
                            " has uncommitted work or untracked files: a snapshot is restored "
                            "only into a clean tree (take a snapshot of this work first)");
     }
-    GitResult r = git.run({.args = {"stash", "apply", "--index", "--quiet", commit}, .cwd = worktree});
-    if (!r.ok()) throw git_failure("cannot restore " + quote(ref) + " in " + quote(worktree.string()), r);
+    GitResult r =
+        git.run({.args = {"stash", "apply", "--index", "--quiet", commit}, .cwd = worktree});
+    if (!r.ok())
+        throw git_failure("cannot restore " + quote(ref) + " in " + quote(worktree.string()), r);
 }
 
 }  // namespace team::git

@@ -25,20 +25,38 @@ Result spawn_agent(Request& r) {
     request.argv = r.args.strings("command");
     request.preset = r.args.optional_string("preset");
     request.notify = r.args.flag("notify");
+    bool worktree = r.args.flag("worktree");
+    for (const char* only : {"branch", "base", "reuse_branch"}) {
+        if (!worktree && r.args.has(only) && r.args.values()[only] != false) {
+            throw usage_error(r.args.label(only) + " goes with " + r.args.label("worktree"));
+        }
+    }
+    if (worktree) {
+        request.worktree = WorktreeAsk{r.args.optional_string("branch"),
+                                       r.args.optional_string("base"), r.args.flag("reuse_branch")};
+    }
     Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
     AgentRecord a = agents.spawn(*r.team, r.caller(), request);
-    return Result({{"agentId", a.id_string()},
-                   {"name", a.name},
-                   {"paneId", optional_json(a.pane_id)},
-                   {"pid", optional_json(a.pid)},
-                   {"color", optional_json(a.color)}});
+    nlohmann::json doc = {{"agentId", a.id_string()},
+                          {"name", a.name},
+                          {"paneId", optional_json(a.pane_id)},
+                          {"pid", optional_json(a.pid)},
+                          {"color", optional_json(a.color)}};
+    if (worktree) doc["worktree"] = agents.spawned_worktree();
+    return Result(doc);
 }
 
 Result list_agents(Request& r) {
     const TeamRecord& team = *r.team;
     Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
     nlohmann::json doc = nlohmann::json::array();
-    for (const auto& a : agents.list(team, r.args.flag("all"))) doc.push_back(to_json(a));
+    auto list = agents.list(team, r.args.flag("all"));
+    // The git state of each agent with a worktree (SPEC 14); one query when none has.
+    auto states = Worktrees(r.core.store(), r.core.clock()).agent_states(team, list);
+    for (const auto& a : list) {
+        doc.push_back(to_json(a));
+        if (auto s = states.find(a.name); s != states.end()) doc.back()["worktree"] = *s;
+    }
     Result result{doc};
     result.view = {{"all", r.args.flag("all")},
                    {"openTasks", open_tasks_by_owner(r.core.store(), team.id)}};
@@ -123,6 +141,19 @@ const Operation spawn_agent_op{
              .type = Type::boolean,
              .help = "also tell it of a shutdown request by a notice typed into its pane (on "
                      "with --preset)"},
+            {.name = "worktree",
+             .type = Type::boolean,
+             .help = "give it a git worktree of its own, on its own branch, under "
+                     "$TEAM_HOME/worktrees (SPEC 14); it starts there"},
+            {.name = "branch",
+             .help = "with --worktree: its branch (default: team/TEAM/NAME)",
+             .placeholder = "BRANCH"},
+            {.name = "base",
+             .help = "with --worktree: where a new branch starts (default: the team's base)",
+             .placeholder = "REF"},
+            {.name = "reuse_branch",
+             .type = Type::boolean,
+             .help = "with --worktree: check out the branch if it exists already"},
             {.name = "command",
              .type = Type::command,
              .help = "the command and its arguments, executed as given (never through a shell)",

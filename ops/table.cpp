@@ -10,7 +10,7 @@ namespace team::ops {
 namespace {
 
 // The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells,
-// executions (SPEC 13), team run, sessions, activity; then doctor.
+// executions (SPEC 13), team run, sessions, activity, worktrees (SPEC 14); then doctor.
 // clang-format off
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,
@@ -26,6 +26,8 @@ const std::array kTable{
     &exec_in_session_op, &start_in_session_op, &list_sessions_op,   &show_session_op,
     &close_session_op,
     &list_activity_op,
+    &diff_agent_op,      &merge_agent_op,      &merge_check_op,     &list_worktrees_op,
+    &restore_worktree_op, &remove_worktree_op, &gc_worktrees_op,    &repair_worktrees_op,
     &doctor_op,
     &show_agent_op,
 };

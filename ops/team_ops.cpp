@@ -4,6 +4,7 @@
 #include "base/time.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
+#include "state/worktree_rows.hpp"
 #include "team/shutdown.hpp"
 #include "tmux/server.hpp"
 
@@ -23,12 +24,19 @@ Result create(Request& r) {
         request.leader = as.substr(0, as.find('@'));
     }
     if (request.cwd.empty()) request.cwd = std::filesystem::current_path().string();
+    request.repo = r.args.optional_string("repo");
+    request.base = r.args.optional_string("base");
     TeamRecord t = r.core.teams().create(request);
-    return {{{"name", t.name},
-             {"leader", t.leader_id()},
-             {"createdAt", iso8601(t.created_at)},
-             {"cwd", t.cwd},
-             {"description", t.description}}};
+    nlohmann::json doc = {
+        {"name", t.name}, {"leader", t.leader_id()},      {"createdAt", iso8601(t.created_at)},
+        {"cwd", t.cwd},   {"description", t.description}, {"repo", nullptr},
+        {"base", nullptr}};
+    if (auto repo = load_team_repo(r.core.store(), t.id)) {
+        doc["repo"] = repo->repo;
+        doc["base"] = repo->base;
+        doc["baseName"] = repo->base_name;
+    }
+    return {doc};
 }
 
 Result list(Request& r) {
@@ -85,7 +93,15 @@ const Operation create_team_op{
                {.name = "leader",
                 .help = "the leader's member name (default: the caller's name from --as or "
                         "TEAM_AGENT_ID, else leader)",
-                .placeholder = "NAME"}},
+                .placeholder = "NAME"},
+               {.name = "repo",
+                .help = "the git repository whose worktrees agents get with spawn --worktree "
+                        "(default: the one holding the team's directory, if any)",
+                .placeholder = "PATH"},
+               {.name = "base",
+                .help = "where agents' branches start: a branch, tag or commit (default: the "
+                        "checkout's HEAD), recorded as a commit",
+                .placeholder = "REF"}},
     .access = Access::write,
     .scope = Scope::none,
     .body = create,

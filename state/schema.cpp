@@ -256,6 +256,39 @@ ALTER TABLE shutdown_requests ADD COLUMN force_at_boot INTEGER;
     R"sql(
 ALTER TABLE agents ADD COLUMN notify INTEGER NOT NULL DEFAULT 0;
 )sql",
+
+    // 9: worktrees (SPEC 14). A team's repository and base, recorded at its creation; and each
+    // worktree made for an agent: written `creating` before git is asked, `present` once git has
+    // made it, `removed` or `discarded` when `team worktree rm` took it away. A snapshot is owed
+    // from the moment its agent's end is recorded until one is taken (state/worktree_rows.hpp).
+    R"sql(
+CREATE TABLE team_repos (
+    team_id    INTEGER PRIMARY KEY REFERENCES teams(id) ON DELETE CASCADE,
+    repo       TEXT NOT NULL,             -- the repository's main checkout (its top)
+    base       TEXT NOT NULL,             -- a commit id
+    base_name  TEXT NOT NULL DEFAULT ''   -- the branch or ref it was named by
+);
+CREATE TABLE worktrees (
+    id            INTEGER PRIMARY KEY,
+    team_id       INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    agent_id      INTEGER,                -- the agent record it was made for
+    agent         TEXT NOT NULL,          -- that agent's name
+    repo          TEXT NOT NULL,          -- the repository's main checkout
+    path          TEXT NOT NULL,
+    branch        TEXT NOT NULL,
+    base          TEXT NOT NULL,          -- the commit the branch started from
+    base_name     TEXT NOT NULL DEFAULT '',
+    state         TEXT NOT NULL CHECK (state IN ('creating', 'present', 'removed', 'discarded')),
+    created_at    INTEGER NOT NULL,
+    snapshot_owed INTEGER NOT NULL DEFAULT 0,
+    snapshot      TEXT,                   -- JSON: the last snapshot taken
+    removed_at    INTEGER,
+    trash_path    TEXT
+);
+CREATE INDEX worktrees_team ON worktrees(team_id, state);
+CREATE INDEX worktrees_agent ON worktrees(agent_id);
+CREATE INDEX worktrees_owed ON worktrees(team_id) WHERE snapshot_owed = 1;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -12,6 +12,7 @@
 #include "state/members.hpp"
 #include "state/shutdown_rows.hpp"
 #include "state/task_rows.hpp"
+#include "state/worktree_rows.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
 
@@ -25,6 +26,7 @@ std::optional<std::vector<std::string>> mark_terminated(Store& store, const Agen
         return std::nullopt;
     }
     auto& db = store.db();
+    owe_snapshot(store, agent.id);  // its worktree, if it has one (team/worktrees.hpp)
     auto tasks = hand_back_tasks(db, agent.team_id, agent.name, at, how.reassign_to);
     nlohmann::json details = {
         {"agentId", agent.id_string()},
@@ -96,8 +98,8 @@ bool finish_agent(Store& store, const AgentRecord& agent, EpochMs at, const Term
 
 namespace {
 
-proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock& clock,
-                             bool woken, StopMemory* memory) {
+proc::StopPlan stop_plan_now(Store& store, const AgentRecord& agent, const Clock& clock, bool woken,
+                             StopMemory* memory) {
     proc::StopPlan plan;
     EpochMs now = clock.now();
     std::int64_t boot_now = clock.boot_ms();

@@ -20,6 +20,7 @@
 #include "proc/processes.hpp"
 #include "state/store.hpp"
 #include "team/teams.hpp"
+#include "team/worktrees.hpp"
 #include "tmux/server.hpp"
 
 namespace team {
@@ -35,6 +36,8 @@ struct SpawnRequest {
     std::optional<std::string> preset;
     // Tell it of shutdown requests in its pane too (always so with a preset): AgentRecord::notify.
     bool notify = false;
+    // A git worktree of its own, on its own branch (SPEC 14): the agent starts in it.
+    std::optional<WorktreeAsk> worktree;
 };
 
 // The pool of agent colours, in the order they are handed out.
@@ -49,6 +52,8 @@ class Agents {
     // Leader only. Returns once the agent's pane and process are confirmed alive. A command that
     // cannot start leaves no record and no pane.
     AgentRecord spawn(const TeamRecord& team, const Caller& caller, const SpawnRequest& request);
+    // The worktree the last spawn made (with --worktree), as its result shows it; else null.
+    const nlohmann::json& spawned_worktree() const { return spawned_worktree_; }
 
     // Checks every live agent of the team against its supervisor, the OS and tmux, and marks
     // those whose process has ended as terminated (tasks handed back). Returns how many changed.
@@ -72,6 +77,7 @@ class Agents {
     const Clock& clock_;
     tmux::Tmux& tmux_;
     proc::Processes& processes_;
+    nlohmann::json spawned_worktree_ = nullptr;
 };
 
 }  // namespace team

@@ -15,6 +15,7 @@
 #include "team/agent_end.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
+#include "team/worktrees.hpp"
 #include "tmux/server.hpp"
 
 namespace team {
@@ -58,7 +59,11 @@ KillResult Shutdowns::kill(const TeamRecord& team, const Caller& caller, const K
             throw refused("--reassign-to " + quote(*o.reassign_to) + " is terminated");
         }
     }
-    return o.force ? force(team, caller, *agent, o) : graceful(team, caller, *agent, o, lock);
+    KillResult result =
+        o.force ? force(team, caller, *agent, o) : graceful(team, caller, *agent, o, lock);
+    // Ended: its worktree is kept, with a snapshot of what it had not committed (SPEC 14).
+    if (result.exit_reason) result.worktree = Worktrees(store_, clock_).keep(agent->id);
+    return result;
 }
 
 KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,

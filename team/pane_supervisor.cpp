@@ -13,6 +13,7 @@
 #include "team/agent_end.hpp"
 #include "team/agent_screen.hpp"
 #include "team/agents.hpp"
+#include "team/worktrees.hpp"
 
 namespace team {
 
@@ -119,13 +120,24 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
             // Its status says what the hangup (or this supervisor's SIGTERM after it) did, not
             // how the agent ended: `lost` carries neither, as SPEC 4 has it.
             finish_agent(store, *now, clock.now(),
-                         {"lost", std::nullopt, std::nullopt, "team", {},
+                         {"lost",
+                          std::nullopt,
+                          std::nullopt,
+                          "team",
+                          {},
                           {{"cause", "its pane was closed from outside"}}});
         } else {
             finish_agent(store, *now, clock.now(),
                          {"exited", outcome.status.exit_code, signal, now->id_string(), {}, {}});
         }
     });
+    // Nothing of the agent runs now: its worktree's snapshot, if it has one (SPEC 14). Should
+    // this fail (a kill-agent still sweeping the tree ends git too), it stays owed and the next
+    // to come takes it; the work is in the worktree meanwhile.
+    try {
+        Worktrees(store, clock).keep(agent_id);
+    } catch (const std::exception&) {
+    }
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "state/members.hpp"
 #include "team/agent_end.hpp"
 #include "team/agents.hpp"
+#include "team/worktrees.hpp"
 
 namespace team {
 
@@ -77,6 +78,9 @@ int Agents::reconcile(const TeamRecord& team) {
                                       static_cast<pid_t>(*agent.supervisor_pid));
         }
     }
+    // The snapshots still owed (an agent found lost above, a stopper that died before taking
+    // one): one query when there are none.
+    Worktrees(store_, clock_).settle(team);
     return changed;
 }
 

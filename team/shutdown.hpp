@@ -120,6 +120,9 @@ struct KillResult {
     std::optional<bool> notified;
     std::optional<std::string> notify_error;
     int exit_code = 0;
+    // The agent's kept worktree (team/worktrees.hpp's JSON), once it has ended; null when it
+    // has none.
+    nlohmann::json worktree = nullptr;
 };
 
 nlohmann::json to_json(const KillResult& result);
@@ -137,6 +140,7 @@ struct TeardownRow {
     ShutdownPhase phase = ShutdownPhase::requested;
     std::vector<std::string> reassigned;
     std::optional<std::string> exit_reason;
+    nlohmann::json worktree = nullptr;  // as KillResult::worktree
 };
 
 struct TeardownResult {

@@ -184,15 +184,19 @@ nlohmann::json to_json(const KillResult& r) {
     if (r.notified) j["notified"] = *r.notified;
     if (r.notify_error) j["notifyError"] = *r.notify_error;
     if (r.error) j["error"] = *r.error;
+    if (!r.worktree.is_null()) j["worktree"] = r.worktree;
     return j;
 }
 
 nlohmann::json to_json(const TeardownRow& row) {
-    return {{"agentId", row.agent_id},
-            {"method", str(row.method)},
-            {"phase", str(row.phase)},
-            {"reassignedTasks", row.reassigned},
-            {"exitReason", row.exit_reason ? nlohmann::json(*row.exit_reason) : nullptr}};
+    nlohmann::json j = {
+        {"agentId", row.agent_id},
+        {"method", str(row.method)},
+        {"phase", str(row.phase)},
+        {"reassignedTasks", row.reassigned},
+        {"exitReason", row.exit_reason ? nlohmann::json(*row.exit_reason) : nullptr}};
+    if (!row.worktree.is_null()) j["worktree"] = row.worktree;
+    return j;
 }
 
 }  // namespace team

@@ -18,6 +18,7 @@
 #include "state/members.hpp"
 #include "state/team_lock.hpp"
 #include "state/teams.hpp"
+#include "state/worktree_rows.hpp"
 #include "team/agents.hpp"
 #include "team/presets.hpp"
 
@@ -47,7 +48,8 @@ std::string env_value(const std::vector<std::string>& env, const std::string& ke
 
 // Step 1: the request is checked before anything is written. Returns the agent's working
 // directory, canonical.
-std::string check_request(const TeamRecord& team, const SpawnRequest& request) {
+std::string check_request(const TeamRecord& team, const SpawnRequest& request,
+                          const WorktreePlan* worktree) {
     check_name(request.name, "agent name");
     if (request.argv.empty())
         throw usage_error("no command given: team spawn NAME -- CMD [ARGS...]");
@@ -55,8 +57,8 @@ std::string check_request(const TeamRecord& team, const SpawnRequest& request) {
     for (const auto& kv : request.env) {
         if (!is_env_entry(kv)) throw usage_error("invalid --env " + quote(kv) + ": use KEY=VALUE");
         std::string key = kv.substr(0, kv.find('='));
-        for (const char* own :
-             {"TEAM_HOME", "TEAM_NAME", "TEAM_AGENT_ID", "TEAM_AGENT_NAME", "TEAM_AGENT_COLOR"}) {
+        for (const char* own : {"TEAM_HOME", "TEAM_NAME", "TEAM_AGENT_ID", "TEAM_AGENT_NAME",
+                                "TEAM_AGENT_COLOR", "TEAM_WORKTREE", "TEAM_BRANCH", "TEAM_BASE"}) {
             if (key == own)
                 throw usage_error("--env cannot set " + key +
                                   ": team sets it to the agent's own identity");
@@ -69,14 +71,19 @@ std::string check_request(const TeamRecord& team, const SpawnRequest& request) {
         throw usage_error("unknown colour " + quote(*request.color) +
                           did_you_mean(*request.color, pool) + " (one of " + names + ")");
     }
+    std::string path = env_value(request.env, "PATH");
+    if (path.empty() && std::getenv("PATH")) path = std::getenv("PATH");
+    if (worktree) {
+        // Not made yet: a relative program is looked for where its files come from.
+        proc::require_program(request.argv[0], path, worktree->row.repo);
+        return worktree->row.path;
+    }
     std::string cwd = request.cwd.value_or(team.cwd);
     struct stat st {};
     if (::stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         throw usage_error("--cwd " + quote(cwd) + " is not an existing directory");
     }
     cwd = fs::canonical(cwd).string();
-    std::string path = env_value(request.env, "PATH");
-    if (path.empty() && std::getenv("PATH")) path = std::getenv("PATH");
     proc::require_program(request.argv[0], path, cwd);
     return cwd;
 }
@@ -94,7 +101,7 @@ std::string free_color(const std::vector<std::string>& used) {
 // and the record is made `spawning`, saying who is making it, so that a look can tell at once
 // whether a `spawning` agent is still being made or its maker is gone (reconcile).
 void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
-                   const SpawnRequest& request, AgentRecord& agent) {
+                   const SpawnRequest& request, AgentRecord& agent, WorktreePlan* worktree) {
     store.write([&] {
         if (!team_is_active(store, team.id))
             throw refused("team " + quote(team.name) + " is dissolved");
@@ -110,6 +117,12 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
              static_cast<std::int64_t>(proc::start_time_of(::getpid()).value_or(0))});
         agent.log_file = agents.log_path(team, agent).string();
         set_agent_log_file(store, agent.id, *agent.log_file);
+        // The worktree's row before git is asked (SPEC 14): a crash between leaves a row that
+        // `team worktree repair` reconciles with git's list.
+        if (worktree) {
+            worktree->row.agent_id = agent.id;
+            worktree->row.id = insert_worktree(store, worktree->row);
+        }
     });
 }
 
@@ -194,7 +207,21 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
         request.argv = wiring->argv;
         request.env.insert(request.env.end(), wiring->env.begin(), wiring->env.end());
     }
-    std::string cwd = check_request(team, request);
+    std::optional<WorktreePlan> plan;
+    std::optional<Worktrees> worktrees;
+    spawned_worktree_ = nullptr;
+    if (request.worktree) {
+        check_name(request.name, "agent name");
+        if (request.cwd) {
+            throw usage_error(
+                "--cwd and --worktree ask for different things: an agent with a "
+                "worktree starts in it");
+        }
+        worktrees.emplace(store_, clock_);
+        plan = worktrees->plan(team, request.name, *request.worktree);
+    }
+    std::string cwd = check_request(team, request, plan ? &*plan : nullptr);
+    if (plan) request.env.insert(request.env.end(), plan->env.begin(), plan->env.end());
     if (wiring && !wiring->file.empty()) write_private_file(wiring->file, wiring->file_content);
 
     TeamLock lock(store_.home(), team.name);
@@ -210,11 +237,31 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
     agent.notify = request.notify || request.preset.has_value();
     agent.created_at = clock_.now();
     agent.status = AgentStatus::spawning;
-    insert_record(store_, *this, team, request, agent);
+    insert_record(store_, *this, team, request, agent, plan ? &*plan : nullptr);
+    if (plan) {
+        try {
+            worktrees->make(*plan, team.name);
+        } catch (...) {
+            store_.write([&] { delete_agent(store_, agent.id); });
+            throw;
+        }
+    }
     make_log_file(*agent.log_file);
 
     tmux::TmuxServer server(tmux_);
-    agent = open_pane_and_wait(store_, clock_, processes_, server, team, agent);
+    try {
+        agent = open_pane_and_wait(store_, clock_, processes_, server, team, agent);
+    } catch (...) {
+        if (plan) worktrees->unmake(plan->row);
+        throw;
+    }
+    if (plan) {
+        spawned_worktree_ = {{"path", plan->row.path},
+                             {"branch", plan->row.branch},
+                             {"base", plan->row.base},
+                             {"baseName", plan->row.base_name},
+                             {"included", plan->included}};
+    }
     record_spawned(store_, clock_, team, caller, agent);
     return agent;
 }

@@ -9,6 +9,8 @@
 #include "state/task_rows.hpp"
 #include "state/team_lock.hpp"
 #include "state/teams.hpp"
+#include "state/worktree_rows.hpp"
+#include "team/worktrees.hpp"
 
 namespace team {
 
@@ -29,6 +31,7 @@ TeamRecord Teams::create(const CreateRequest& request) {
         throw usage_error("--cwd " + quote(request.cwd) + " is not an existing directory");
     }
     std::string cwd = std::filesystem::canonical(request.cwd).string();
+    auto repo = Worktrees(store_, clock_).repo_for_team(cwd, request.repo, request.base);
     EpochMs now = clock_.now();
 
     TeamRecord t;
@@ -44,11 +47,16 @@ TeamRecord Teams::create(const CreateRequest& request) {
         }
         std::int64_t team_id = insert_team(store_, t);
         insert_leader(store_, team_id, request.leader, cwd, now);
+        nlohmann::json details = {{"description", request.description},
+                                  {"cwd", cwd},
+                                  {"leader", request.leader + "@" + request.name}};
+        if (repo) {
+            insert_team_repo(store_, team_id, *repo);
+            details["repo"] = repo->repo;
+            details["base"] = repo->base;
+        }
         append_activity(store_.db(), team_id, now, request.leader + "@" + request.name,
-                        "team_created",
-                        {{"description", request.description},
-                         {"cwd", cwd},
-                         {"leader", request.leader + "@" + request.name}});
+                        "team_created", details);
         return team_id;
     });
     return t;

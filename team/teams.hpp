@@ -32,6 +32,9 @@ class Teams {
         std::string description;
         std::string cwd;     // must be an existing directory; made absolute
         std::string leader;  // the leader's member name
+        // The team's repository (SPEC 14): default the one that holds cwd, if any; its base
+        // (default: that checkout's HEAD), recorded as a commit.
+        std::optional<std::string> repo, base;
     };
     // Makes a team with its leader as first member, and logs team_created. Refused when a live
     // team of that name exists.

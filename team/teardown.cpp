@@ -17,6 +17,7 @@
 #include "team/agent_screen.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
+#include "team/worktrees.hpp"
 #include "tmux/server.hpp"
 
 namespace team {
@@ -54,13 +55,14 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
                 continue;
             }
             set_agent_shutting_down(store_, agent.id);
-            auto request = request_shutdown(store_, team, caller, agent, o.reason, now, deadline_at,
-                             kTeardownKillGrace, std::nullopt,
-                             "the team is being torn down by " + caller.id() +
-                                 (o.reason.empty() ? std::string() : ": " + o.reason) +
-                                 ". Finish, then 'team shutdown confirm' (or exit) within " +
-                                 seconds_text(o.grace) + "; after that you are force-killed.",
-                             true);
+            auto request =
+                request_shutdown(store_, team, caller, agent, o.reason, now, deadline_at,
+                                 kTeardownKillGrace, std::nullopt,
+                                 "the team is being torn down by " + caller.id() +
+                                     (o.reason.empty() ? std::string() : ": " + o.reason) +
+                                     ". Finish, then 'team shutdown confirm' (or exit) within " +
+                                     seconds_text(o.grace) + "; after that you are force-killed.",
+                                 true);
             asked.emplace_back(agent, request);
         }
         // Each supervisor enforces the deadline too, whatever happens to this command: woken
@@ -74,10 +76,12 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
 
     TeardownResult result;
     std::vector<bool> reported(live.size(), false);
+    Worktrees worktrees(store_, clock_);
 
     auto report = [&](size_t i, const AgentRecord& agent) {
         reported[i] = true;
         result.agents.push_back(teardown_row(store_, agent));
+        result.agents.back().worktree = worktrees.keep(agent.id);
         if (on_row) on_row(result.agents.back());
     };
 
