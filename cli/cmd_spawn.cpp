@@ -15,6 +15,14 @@ void print_human(Context& ctx, const ops::Result& r) {
                    (d["paneId"].is_string() ? d["paneId"].get<std::string>() : "?") + " (pid " +
                    d["pid"].dump() + ", " +
                    (d["color"].is_string() ? d["color"].get<std::string>() : "") + ")");
+    if (d.contains("worktree") && d["worktree"].is_object()) {
+        const auto& w = d["worktree"];
+        ctx.out().line("  worktree " + w["path"].get<std::string>() + " on branch " +
+                       w["branch"].get<std::string>() + " from " +
+                       (w["baseName"].get<std::string>().empty()
+                            ? w["base"].get<std::string>().substr(0, 12)
+                            : w["baseName"].get<std::string>()));
+    }
 }
 
 }  // namespace

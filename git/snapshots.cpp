@@ -178,6 +178,23 @@ void restore_snapshot(const Repository& repo, const fs::path& home, const fs::pa
         git.run({.args = {"stash", "apply", "--index", "--quiet", commit}, .cwd = worktree});
     if (!r.ok())
         throw git_failure("cannot restore " + quote(ref) + " in " + quote(worktree.string()), r);
+    // The files that were untracked (in W, not in the staged tree I) go back untracked: when
+    // nothing was staged, `stash apply` adds W's new files to the index.
+    std::string untracked = git_out(git, worktree,
+                                    read_args({"diff-tree", "-r", "--no-renames", "--name-only",
+                                               "--diff-filter=A", "-z", commit + "^2", commit}),
+                                    "cannot list the untracked files of " + quote(ref));
+    if (!untracked.empty()) {
+        GitResult u = git.run({.args = {"rm", "--cached", "--quiet", "--ignore-unmatch",
+                                        "--pathspec-from-file=-", "--pathspec-file-nul"},
+                               .cwd = worktree,
+                               .env = {{"GIT_LITERAL_PATHSPECS", "1"}},
+                               .input = untracked});
+        if (!u.ok()) {
+            throw git_failure("cannot leave the untracked files of " + quote(ref) + " untracked",
+                              u);
+        }
+    }
 }
 
 }  // namespace team::git

@@ -275,6 +275,11 @@ TEST_CASE(
     }));
     CHECK(lost["snapshot"]["untracked"] == 1);
     CHECK(fs::exists(h.worktree("lost") / "lost.txt"));
+    // Only untracked work: it comes back untracked (stash apply alone would stage it).
+    h.git({"clean", "-q", "-fd"}, h.worktree("lost"));
+    h.ok({"worktree", "restore", "lost", "--ref", "1"});
+    CHECK(h.git({"status", "--porcelain", "--untracked-files=all"}, h.worktree("lost")) ==
+          "?? lost.txt\n");
 
     // Teardown of a dirty one and a clean one: each row lists its kept worktree.
     h.spawn_wt("dirty", kMixedWork);
