@@ -1,7 +1,7 @@
 // The figures of git/ (SPEC 14) on one repository of 10,000 files: adding an agent's worktree,
 // a snapshot of uncommitted work, the merge check of a branch, a worktree's status. These time
-// the library's calls in this process (each runs git processes through the real runner), as
-// there is no command for them yet; the spawn and stop figures will time them through `team`.
+// the library's calls in this process (each runs git processes through the real runner); the
+// last two time whole `team` processes: spawn --worktree, and team agents of 32 worktree agents.
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -30,6 +30,8 @@ struct GitHome {
     tg::Base base;
     fs::path dirty;  // a worktree with 100 modified, 50 staged and 100 untracked files
     int added = 0;
+    int spawned = 0;
+    bool many = false;  // the 32 agents of "team agents" are spawned
 };
 
 void write(const fs::path& p, const std::string& text) {
@@ -56,7 +58,8 @@ void build_git_home(Env& env) {
     git(env, dir, {"config", "user.name", "Bench"});
     git(env, dir, {"config", "user.email", "bench@example.com"});
     for (int i = 0; i < kFiles; ++i) {
-        write(dir / file_name(i), "file " + std::to_string(i) + "\n" + std::string(190, 'x') + "\n");
+        write(dir / file_name(i),
+              "file " + std::to_string(i) + "\n" + std::string(190, 'x') + "\n");
     }
     git(env, dir, {"add", "-A"});
     git(env, dir, {"commit", "--quiet", "-m", "10k files"});
@@ -70,18 +73,22 @@ void build_git_home(Env& env) {
     tg::add_worktree(home->repo, {home->dirty, "bench", "dirty", "", home->base, false});
     for (int i = 0; i < 100; ++i) write(home->dirty / file_name(i * 97), "modified\n");
     for (int i = 0; i < 50; ++i) git(env, home->dirty, {"add", file_name(i * 97)});
-    for (int i = 0; i < 100; ++i) write(home->dirty / ("new/u" + std::to_string(i) + ".txt"), "new\n");
+    for (int i = 0; i < 100; ++i)
+        write(home->dirty / ("new/u" + std::to_string(i) + ".txt"), "new\n");
 
     fs::path feature = fs::path(env.home) / "worktrees" / "feature";
     tg::add_worktree(home->repo, {feature, "bench", "feature", "", home->base, false});
     for (int c = 0; c < 5; ++c) {
-        for (int i = 0; i < 4; ++i) write(feature / file_name(c * 1000 + i * 7), "feature " + std::to_string(c) + "\n");
+        for (int i = 0; i < 4; ++i)
+            write(feature / file_name(c * 1000 + i * 7), "feature " + std::to_string(c) + "\n");
         git(env, feature, {"commit", "--quiet", "-am", "feature " + std::to_string(c)});
     }
     // main moves on elsewhere, so the check has a real three-way merge to do.
     write(dir / file_name(9999), "main moved\n");
     git(env, dir, {"commit", "--quiet", "-am", "main moves"});
     env.held = home;
+    // The team whose agents `team spawn --worktree` gives worktrees of this repository.
+    run_checked(env, {env.team, "create", "bench", "--repo", dir.string()});
 }
 
 GitHome& held(Env& env) {
@@ -100,45 +107,90 @@ std::vector<Figure> git_figures(const std::string&) {
     std::vector<Figure> list;
     // Goal: 500 ms. One agent's worktree on 10k files, under the repository's lock, locked with
     // its reason, on a new branch (its removal after each run is not timed).
-    list.push_back(git_figure("worktree add, 10k files", 500.0, [](Env& env) {
-        GitHome& h = held(env);
-        std::string agent = "a" + std::to_string(h.added++);
-        fs::path path = fs::path(env.home) / "worktrees" / agent;
-        double start = now_ms();
-        {
-            tg::RepoLock lock(env.home, h.repo.common_dir);
-            tg::add_worktree(h.repo, {path, "bench", agent, "", h.base, false});
-        }
-        double ms = now_ms() - start;
-        git(env, h.repo.common_dir, {"worktree", "unlock", path.string()});
-        git(env, h.repo.common_dir, {"worktree", "remove", path.string()});
-        git(env, h.repo.common_dir, {"update-ref", "-d", "refs/heads/team/bench/" + agent});
-        return ms;
-    }, 30));
+    list.push_back(git_figure(
+        "worktree add, 10k files", 500.0,
+        [](Env& env) {
+            GitHome& h = held(env);
+            std::string agent = "a" + std::to_string(h.added++);
+            fs::path path = fs::path(env.home) / "worktrees" / agent;
+            double start = now_ms();
+            {
+                tg::RepoLock lock(env.home, h.repo.common_dir);
+                tg::add_worktree(h.repo, {path, "bench", agent, "", h.base, false});
+            }
+            double ms = now_ms() - start;
+            git(env, h.repo.common_dir, {"worktree", "unlock", path.string()});
+            git(env, h.repo.common_dir, {"worktree", "remove", path.string()});
+            git(env, h.repo.common_dir, {"update-ref", "-d", "refs/heads/team/bench/" + agent});
+            return ms;
+        },
+        30));
     // Goal: 150 ms. The uncommitted work of a 10k-file worktree (100 modified, 50 of them
     // staged, 100 untracked) kept as a commit under refs/team/snapshots/, the worktree untouched.
-    list.push_back(git_figure("snapshot, 10k files", 150.0, [](Env& env) {
-        GitHome& h = held(env);
-        double start = now_ms();
-        tg::take_snapshot(h.repo, env.home, "bench", "dirty", h.dirty);
-        return now_ms() - start;
-    }, 60));
+    list.push_back(git_figure(
+        "snapshot, 10k files", 150.0,
+        [](Env& env) {
+            GitHome& h = held(env);
+            double start = now_ms();
+            tg::take_snapshot(h.repo, env.home, "bench", "dirty", h.dirty);
+            return now_ms() - start;
+        },
+        60));
     // Goal: 20 ms. Whether a branch of 5 commits merges into a base that moved on
     // (merge-tree --write-tree: nothing checked out).
-    list.push_back(git_figure("merge check of a branch", 20.0, [](Env& env) {
-        GitHome& h = held(env);
-        double start = now_ms();
-        tg::merge_check(h.repo, "main", "team/bench/feature");
-        return now_ms() - start;
-    }, 0));
+    list.push_back(git_figure(
+        "merge check of a branch", 20.0,
+        [](Env& env) {
+            GitHome& h = held(env);
+            double start = now_ms();
+            tg::merge_check(h.repo, "main", "team/bench/feature");
+            return now_ms() - start;
+        },
+        0));
     // A reference: one worktree's status (two reads without optional locks) at 10k files,
     // what `team agents` will pay per worktree agent.
-    list.push_back(git_figure("status of a worktree, 10k files", 0, [](Env& env) {
-        GitHome& h = held(env);
-        double start = now_ms();
-        tg::worktree_status(h.repo, h.dirty, "main");
-        return now_ms() - start;
-    }, 60));
+    list.push_back(git_figure(
+        "status of a worktree, 10k files", 0,
+        [](Env& env) {
+            GitHome& h = held(env);
+            double start = now_ms();
+            tg::worktree_status(h.repo, h.dirty, "main");
+            return now_ms() - start;
+        },
+        60));
+    // Goal: 500 ms. `team spawn --worktree` on the 10k-file repository, whole process: the
+    // record, the worktree under the repository's lock, the pane and its supervisor confirming
+    // the agent runs in it. (Its kill and `worktree rm` after each run are not timed.)
+    list.push_back(git_figure(
+        "spawn --worktree, 10k files", 500.0,
+        [](Env& env) {
+            GitHome& h = held(env);
+            std::string agent = "s" + std::to_string(h.spawned++);
+            double ms = time_run(env, {env.team, "--team", "bench", "spawn", agent, "--worktree",
+                                       "--", "sleep", "1000"});
+            run_checked(env, {env.team, "--team", "bench", "kill-agent", agent, "--force"});
+            run_checked(env, {env.team, "--team", "bench", "worktree", "rm", agent});
+            return ms;
+        },
+        20));
+    // Goal: 300 ms. `team agents` of a team of 32 live worktree agents on the 10k-file
+    // repository, every one's branch state asked of git (status, ahead/behind; a branch with
+    // no commit of its own needs no merge check); the 32 are spawned before the first run.
+    list.push_back(git_figure(
+        "team agents, 32 worktree agents, 10k files", 300.0,
+        [](Env& env) {
+            GitHome& h = held(env);
+            if (!h.many) {
+                for (int i = 0; i < 32; ++i) {
+                    run_checked(env, {env.team, "--team", "bench", "spawn", "m" + std::to_string(i),
+                                      "--worktree", "--", "sleep", "1000"});
+                }
+                h.many = true;
+            }
+            return time_run(env, {env.team, "--team", "bench", "agents"});
+        },
+        30));
+    list.back().teardown = kill_tmux_server;
     return list;
 }
 
