@@ -6,9 +6,11 @@
 // checks, and that rm and gc never take work.
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/agents_home.hpp"
@@ -441,5 +443,125 @@ TEST_CASE(
     CHECK(branches.size() == 32);
     CHECK(h.ok({"worktree", "list"}).size() == 32);
     h.ok({"teardown", "--grace", "1s"});
+    h.check_nothing_left();
+}
+
+TEST_CASE("a graceful stop and a --force-after deadline keep the work in a snapshot too",
+          "[worktree]") {
+    RepoHome h("wt-grace");
+    // examples/agent answers its shutdown request; what it left uncommitted is kept.
+    h.ok({"spawn", "g", "--worktree", "--env", h.mark.entry(), "--env",
+          "TEAM_BIN=" + team::test::team_binary(), "--", team::test::kExampleAgent.string()});
+    write_file(h.worktree("g") / "work.txt", "written before the stop\n");
+    auto r = h.ok({"kill-agent", "g", "--wait", "--timeout", "20s"});
+    INFO(r.dump());
+    CHECK(r["phase"] == "confirmed");
+    CHECK(r["worktree"]["snapshot"]["taken"] == true);
+    CHECK(r["worktree"]["snapshot"]["untracked"] == 1);
+
+    // A deadline enforced by the pane's supervisor, whatever happens to the command.
+    h.spawn_wt("d", "printf 'late\\n' > late.txt; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
+    REQUIRE(eventually([&] { return done(h, "d"); }));
+    h.ok({"kill-agent", "d", "--force-after", "500ms"});
+    CHECK(h.wait_terminated("d", 10000)["exitReason"] == "force_killed");
+    Json d;
+    REQUIRE(eventually([&] {
+        d = RepoHome::find(h.ok({"worktree", "list"}), "agent", "d");
+        return d["snapshot"].is_object();
+    }));
+    CHECK(d["snapshot"]["untracked"] == 1);
+    CHECK(slurp(h.worktree("d") / "late.txt") == "late\n");
+    h.check_nothing_left();
+}
+
+TEST_CASE(
+    "SIGKILL while the agent holds index.lock, a merge in progress, only ignored files, a detached "
+    "HEAD: nothing lost",
+    "[worktree]") {
+    RepoHome h("wt-hard");
+    const std::string id = "-c user.name=A -c user.email=a@a";
+    // index.lock held (a git of the agent's, stuck): the snapshot is taken from temporary
+    // indexes all the same, and the lock is left as it was.
+    h.spawn_wt("locked",
+               "printf 'mid-write\\n' >> src/a.txt; printf 'new\\n' > n.txt;"
+               " touch \"$(git rev-parse --git-dir)/index.lock\"; touch \"$TEAM_WORKTREE.done\"; "
+               "exec sleep 600");
+    // A merge stopped on a conflict: main moved on the same line.
+    h.git({"checkout", "--quiet", "-b", "other"});
+    write_file(h.repo / "src/a.txt", "uno\n");
+    h.git({"commit", "--quiet", "-am", "other"});
+    h.git({"checkout", "--quiet", "main"});
+    h.spawn_wt(
+        "merging",
+        "printf 'dos\\n' > src/a.txt; git " + id + " commit -qam mine; git " + id +
+            " merge -q other >/dev/null 2>&1; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
+    h.spawn_wt(
+        "ignored",
+        "mkdir -p build; printf 'o' > build/x.o; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
+    h.spawn_wt("detached",
+               "git checkout -q --detach; printf 'd\\n' > d.txt; git add d.txt; git " + id +
+                   " commit -qm detached; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
+    REQUIRE(eventually([&] {
+        return done(h, "locked") && done(h, "merging") && done(h, "ignored") && done(h, "detached");
+    }));
+    fs::path lock =
+        h.git({"rev-parse", "--path-format=absolute", "--git-dir"}, h.worktree("locked"));
+    lock = fs::path(team::git::first_line(lock.string())) / "index.lock";
+    REQUIRE(fs::exists(lock));
+
+    auto locked = h.ok({"kill-agent", "locked", "--force"})["worktree"]["snapshot"];
+    INFO(locked.dump());
+    CHECK(locked["taken"] == true);
+    CHECK(locked["modified"] == 1);
+    CHECK(locked["untracked"] == 1);
+    CHECK(fs::exists(lock));  // never broken
+    CHECK(slurp(h.worktree("locked") / "src/a.txt") == "one\ntwo\nthree\nmid-write\n");
+
+    auto merging = h.ok({"kill-agent", "merging", "--force"})["worktree"]["snapshot"];
+    INFO(merging.dump());
+    CHECK(merging["taken"] == true);
+    CHECK(merging["partial"] == true);
+    CHECK(merging["unmerged"] == Json::array({"src/a.txt"}));
+    CHECK(slurp(h.worktree("merging") / "src/a.txt").find("<<<<<<<") != std::string::npos);
+
+    auto ignored = h.ok({"kill-agent", "ignored", "--force"})["worktree"]["snapshot"];
+    CHECK(ignored["taken"] == false);
+    CHECK(ignored["ignored"] == Json::array({".env", "build/"}));
+    auto rm_ignored = h.json_run({"worktree", "rm", "ignored"});
+    CHECK(rm_ignored.exit_code == 4);
+    CHECK(rm_ignored.out.find("build/") != std::string::npos);
+    CHECK(fs::exists(h.worktree("ignored") / "build/x.o"));
+
+    h.ok({"kill-agent", "detached", "--force"});
+    auto rm_detached = h.json_run({"worktree", "rm", "detached"});
+    CHECK(rm_detached.exit_code == 4);
+    CHECK(rm_detached.out.find("detached") != std::string::npos);
+    CHECK(fs::exists(h.worktree("detached") / "d.txt"));
+
+    // Another tool's `git worktree prune` leaves the locked worktrees alone.
+    h.git({"worktree", "prune"});
+    CHECK(h.ok({"worktree", "list"}).size() == 4);
+    h.check_nothing_left();
+}
+
+TEST_CASE("team agents polled every 100 ms never breaks an agent committing in a loop",
+          "[worktree]") {
+    RepoHome h("wt-poll");
+    h.spawn_wt("busy",
+               "for i in $(seq 40); do printf \"$i\\n\" >> src/a.txt;"
+               " git -c user.name=A -c user.email=a@a commit -qam \"c$i\" || echo \"$i\" >> "
+               "\"$TEAM_WORKTREE.failed\";"
+               " done; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
+    int polls = 0;
+    while (!done(h, "busy") && polls < 2000) {
+        h.ok({"agents"});
+        ++polls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    CHECK(done(h, "busy"));
+    CHECK(polls > 0);
+    CHECK(!fs::exists(h.worktree("busy").string() + ".failed"));
+    CHECK(h.state("busy")["ahead"] == 40);
+    h.ok({"kill-agent", "busy", "--force"});
     h.check_nothing_left();
 }
