@@ -121,7 +121,11 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
         // `team worktree repair` reconciles with git's list.
         if (worktree) {
             worktree->row.agent_id = agent.id;
-            worktree->row.id = insert_worktree(store, worktree->row);
+            if (worktree->reuse_id) {
+                give_worktree(store, worktree->reuse_id, agent.id, agent.name);
+            } else {
+                worktree->row.id = insert_worktree(store, worktree->row);
+            }
         }
     });
 }
@@ -252,7 +256,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
     try {
         agent = open_pane_and_wait(store_, clock_, processes_, server, team, agent);
     } catch (...) {
-        if (plan) worktrees->unmake(plan->row);
+        if (plan && !plan->reuse_id) worktrees->unmake(plan->row);
         throw;
     }
     if (plan) {

@@ -118,10 +118,26 @@ WorktreePlan Worktrees::plan(const TeamRecord& team, const std::string& agent,
 
     WorktreePlan plan;
     WorktreeRow& row = plan.row;
+    std::string branch = ask.branch.value_or(git::default_branch(team.name, agent));
+    if (ask.reuse_branch) {
+        // The kept worktree of an ended agent of this team, on that branch: the new agent
+        // starts in it, with whatever it holds.
+        for (const auto& kept : team_worktrees(store_, team.id)) {
+            if (kept.branch != branch || kept.state != "present" || agent_live(kept)) continue;
+            std::error_code ec;
+            if (!fs::is_directory(kept.path, ec)) continue;
+            row = kept;
+            row.agent = agent;
+            plan.reuse_id = kept.id;
+            plan.env = {"TEAM_WORKTREE=" + row.path, "TEAM_BRANCH=" + row.branch,
+                        "TEAM_BASE=" + row.base};
+            return plan;
+        }
+    }
     row.team_id = team.id;
     row.agent = agent;
     row.repo = repo.main_checkout.string();
-    row.branch = ask.branch.value_or(git::default_branch(team.name, agent));
+    row.branch = branch;
     row.base = base.commit;
     row.base_name = base.name;
     row.created_at = clock_.now();
@@ -145,6 +161,7 @@ WorktreePlan Worktrees::plan(const TeamRecord& team, const std::string& agent,
 
 void Worktrees::make(WorktreePlan& plan, const std::string& team_name) {
     WorktreeRow& row = plan.row;
+    if (plan.reuse_id) return;  // made long ago: insert_record gave it to the new agent
     try {
         git::Repository repo = git::resolve_repository(*git_, row.repo);
         git::RepoLock lock(store_.home(), repo.common_dir);
@@ -182,6 +199,29 @@ void Worktrees::take(const WorktreeRow& first) {
     git::RepoLock taking(store_.home(), fs::path(first.path));
     auto row = load_worktree(store_, first.id);
     if (!row || !row->snapshot_owed) return;
+    auto agent = row->agent_id ? load_agent(store_, *row->agent_id) : std::nullopt;
+    if (!agent || !agent->pid) {
+        // Its agent never ran (a spawn cut short): nothing of it can be in the worktree. It goes
+        // if nothing is in it (else it is kept), so that the spawn run again finds its branch
+        // free; a row git never made a worktree for is forgotten.
+        nlohmann::json none = {
+            {"taken", false}, {"note", "its agent never started"}, {"at", iso8601(clock_.now())}};
+        store_.write([&] { record_snapshot(store_, row->id, none); });
+        git::Repository repo = git::resolve_repository(*git_, row->repo);
+        bool made = false;
+        for (const auto& w : git::list_worktrees(repo))
+            made = made || w.path == fs::path(row->path);
+        if (!made) {
+            store_.write([&] { delete_worktree_row(store_, row->id); });
+            return;
+        }
+        unmake(*row);
+        row = load_worktree(store_, row->id);
+        if (!row || !row->kept()) return;
+        // Kept: its command ran for a moment after all (its start was never recorded) and
+        // wrote something. That is kept in a snapshot, as for any other end.
+        store_.write([&] { set_snapshot_owed(store_, row->id); });
+    }
     std::error_code ec;
     if (!fs::is_directory(row->path, ec)) {
         nlohmann::json none = {{"taken", false},

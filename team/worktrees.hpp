@@ -34,6 +34,9 @@ struct WorktreePlan {
     WorktreeRow row;
     std::vector<std::string> env;  // TEAM_WORKTREE, TEAM_BRANCH, TEAM_BASE
     bool reuse_branch = false;
+    // --reuse-branch found the kept worktree of an ended agent on that branch: its row, which
+    // the new agent takes over (nothing is made).
+    std::int64_t reuse_id = 0;
     std::vector<std::string> included;  // .worktreeinclude files copied in (after make)
 };
 

@@ -1,9 +1,13 @@
 // The agents table: one keyed row per agent record (a reused name is a new record, so the key is
 // the agent id and its creation time), updated in place when an event changes it, with a graceful
-// Stop and a Force button per live agent, and a spinner on the row while its request runs.
+// Stop and a Force button per live agent, and a spinner on the row while its request runs. An
+// agent with a git worktree (SPEC 14) has a line of its own under its row, the table's full width:
+// its branch, commits ahead/behind, and badges for a dirty tree, a conflict with another agent's
+// branch and one with the base. That line is a keyed row too (the agent's key and "|wt").
 import { api, teamPath } from './api.js';
 import { h, setText, KeyedList } from './dom.js';
 import { toast, toastError, confirmAction, timeEl, setTime } from './ui.js';
+import { worktreeLine } from './worktrees.js';
 
 const LIVE = new Set(['spawning', 'active', 'shutting_down']);
 
@@ -17,13 +21,16 @@ export class AgentsTable {
     this.showEnded = true;
     this.selected = null;
     this.body = document.getElementById('agents-body');
+    // Items: {a} for an agent's row, {a, wt: true} for its worktree's line.
     this.list = new KeyedList(this.body, {
-      key: (a) => `${a.agentId}|${a.createdAt}`,
-      signature: (a) =>
-        JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal,
-          this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name]),
-      create: (a) => this.createRow(a),
-      update: (tr, a) => this.updateRow(tr, a),
+      key: ({ a, wt }) => `${a.agentId}|${a.createdAt}${wt ? '|wt' : ''}`,
+      signature: ({ a, wt }) =>
+        wt
+          ? JSON.stringify([a.worktree, LIVE.has(a.status), this.selected === a.name])
+          : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal,
+            this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree)]),
+      create: ({ a, wt }) => (wt ? this.createWorktreeRow(a) : this.createRow(a)),
+      update: (tr, { a, wt }) => (wt ? this.updateWorktreeRow(tr, a) : this.updateRow(tr, a)),
     });
   }
 
@@ -44,7 +51,12 @@ export class AgentsTable {
 
   render() {
     const shown = this.visible();
-    this.list.render(shown);
+    const items = [];
+    for (const a of shown) {
+      items.push({ a });
+      if (a.worktree) items.push({ a, wt: true });
+    }
+    this.list.render(items);
     const live = this.agents.filter((a) => LIVE.has(a.status)).length;
     setText(document.getElementById('agents-count'), `${live} live${this.agents.length > live ? ` · ${this.agents.length - live} ended` : ''}`);
     document.getElementById('agents-empty').hidden = shown.length > 0;
@@ -95,10 +107,22 @@ export class AgentsTable {
     tr.classList.toggle('busy', busy);
     tr.classList.toggle('ended', !live);
     tr.classList.toggle('selected', this.selected === a.name);
+    tr.classList.toggle('has-wt', Boolean(a.worktree));
     tr.setAttribute('aria-busy', busy ? 'true' : 'false');
     stop.hidden = force.hidden = !live;
     stop.disabled = busy || a.status === 'shutting_down';
     force.disabled = busy;
+  }
+
+  createWorktreeRow(a) {
+    return h('tr.wt-row', { dataset: { worktreeOf: a.name } }, h('td', { colspan: 8 }, h('div.wt')));
+  }
+
+  // Rebuilt whole, and only when its worktree's state changed (the signature).
+  updateWorktreeRow(tr, a) {
+    tr.classList.toggle('ended', !LIVE.has(a.status));
+    tr.classList.toggle('selected', this.selected === a.name);
+    tr.firstChild.firstChild.replaceChildren(...worktreeLine(a.worktree));
   }
 
   async kill(name, body, done) {
@@ -130,6 +154,12 @@ export class AgentsTable {
       const n = r.reassignedTasks?.length ?? 0;
       return `${name}: ${r.phase ?? 'force_killed'}${n ? `, ${n} task${n === 1 ? '' : 's'} handed back` : ''}`;
     });
+  }
+
+  // Whether a live agent works in a worktree: its commits are no activity event, so the page
+  // looks at their state again now and then (app.js).
+  hasLiveWorktree() {
+    return this.agents.some((a) => a.worktree && LIVE.has(a.status));
   }
 
   select(name) {

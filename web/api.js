@@ -1,12 +1,14 @@
 // The dashboard's one door to the HTTP API (SPEC 13). Every request rides the session cookie set
 // when the page was opened with ?token=…; a request that changes something carries X-Team-CSRF.
-// Errors become ApiError with the API's own text ({"success": false, "error", "code"}).
+// Errors become ApiError with the API's own text ({"success": false, "error", "code"}) and the whole
+// answer (a refused merge check answers 409 with the conflicting files in it).
 
 export class ApiError extends Error {
-  constructor(message, status, code) {
+  constructor(message, status, code, doc = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.doc = doc;
   }
 }
 
@@ -34,7 +36,7 @@ export async function api(path, { method = 'GET', body } = {}) {
   }
   if (!res.ok || (doc && doc.success === false)) {
     const what = doc?.error ?? (text.trim().slice(0, 200) || res.statusText);
-    throw new ApiError(`${what} (HTTP ${res.status})`, res.status, doc?.code);
+    throw new ApiError(`${what} (HTTP ${res.status})`, res.status, doc?.code, doc);
   }
   return doc;
 }

@@ -1,15 +1,18 @@
-// The dashboard of `team serve` (SPEC 13): the teams, a team's agents, tasks, running executions,
-// inboxes, activity, an agent's log and open shutdown requests, kept up to date by one event
-// stream (GET /api/events). An event marks what it touches as stale; a short coalescing delay
-// later each stale part is fetched again, one request per part at a time, and rendered with keyed
-// row updates. The page never polls for everything; only an open log and open inboxes (whose
-// changes are not activity events) are also refreshed on a modest interval.
+// The dashboard of `team serve` (SPEC 13): the teams, a team's agents (with their worktrees' git
+// state, SPEC 14), tasks, running executions, inboxes, activity, an agent's log, open shutdown
+// requests and the kept worktrees, kept up to date by one event stream (GET /api/events). An event
+// marks what it touches as stale; a short coalescing delay later each stale part is fetched again,
+// one request per part at a time, and rendered with keyed row updates. The page never polls for
+// everything; only what changes without an activity event is also refreshed on a modest
+// interval: an open log, open inboxes, and the git state of live agents' worktrees (an agent's
+// commit is no event).
 import { api, teamPath } from './api.js';
 import { h, setText, coalesce } from './dom.js';
 import { toastError, tickTimes } from './ui.js';
 import { AgentsTable } from './agents.js';
 import { ShutdownsPanel, ExecutionsPanel, TasksPanel, InboxesPanel, ActivityPanel } from './panels.js';
 import { LogPanel } from './log.js';
+import { WorktreesPanel } from './worktrees.js';
 
 const $ = (id) => document.getElementById(id);
 const state = { teams: [], team: null, status: null };
@@ -27,6 +30,7 @@ const executions = new ExecutionsPanel({ team: currentTeam, changed: () => refre
 const inboxes = new InboxesPanel({ team: currentTeam });
 const activity = new ActivityPanel();
 const log = new LogPanel({ team: currentTeam, onClose: () => agents.select(null) });
+const worktrees = new WorktreesPanel({ team: currentTeam, changed: () => refreshNow('worktrees', 'agents') });
 
 // ---- loading, one request per part at a time ----
 
@@ -66,8 +70,9 @@ const loaders = {
   activity: serial(() => activity.load(state.team)),
   inboxes: serial(() => inboxes.refresh()),
   log: serial(() => log.refresh()),
+  worktrees: serial(() => worktrees.load()), // only while its panel is open
 };
-const TEAM_PARTS = ['status', 'agents', 'tasks', 'executions', 'activity'];
+const TEAM_PARTS = ['status', 'agents', 'tasks', 'executions', 'activity', 'worktrees'];
 
 function refreshNow(...parts) {
   return Promise.all(parts.map((p) => loaders[p]().catch(report)));
@@ -140,6 +145,7 @@ async function selectTeam(name) {
   $('team-select').value = name;
   if (log.name) log.close();
   inboxes.close();
+  worktrees.reset();
   document.title = `${name} · team`;
   await refreshNow(...TEAM_PARTS, 'inboxes');
   // The first full render of a team: what bench-paint and the tests wait for.
@@ -167,7 +173,8 @@ function openLog(name) {
 // What an activity type touches. Unknown types touch everything of the team.
 function partsFor(type) {
   if (type === 'message_sent') return [];
-  if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks'];
+  if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks', 'worktrees'];
+  if (/^worktree_/.test(type)) return ['worktrees', 'agents'];
   if (/^tasks?_/.test(type)) return ['tasks', 'teams', 'status'];
   if (/^(shell|execution|session)_/.test(type)) return ['executions'];
   if (/^team_/.test(type)) return ['teams', 'status', 'agents'];
@@ -270,6 +277,14 @@ function wire() {
   });
   setInterval(tickTimes, 15000);
   setInterval(() => inboxes.isOpen() && loaders.inboxes(), 10000);
+  // Agents commit and edit in their worktrees without an activity event: their branches' state
+  // is looked at again every 10 s, only while a live agent has a worktree (or the kept worktrees
+  // are open) and the page is on screen.
+  setInterval(() => {
+    if (document.hidden || !state.team) return;
+    if (agents.hasLiveWorktree()) loaders.agents().catch(report);
+    if (worktrees.isOpen()) loaders.worktrees().catch(report);
+  }, 10000);
 }
 
 async function boot() {

@@ -285,8 +285,10 @@ export function describe(row) {
   const d = row.details ?? {};
   const parts = [];
   for (const k of ['agentId', 'execution_id', 'shellId', 'shell_id', 'taskId', 'subject', 'owner', 'status', 'phase',
-    'exitReason', 'exitCode', 'returncode', 'signal', 'reason', 'reassignedTasks', 'requestId', 'from', 'tasks', 'to', 'ids']) {
-    const v = d[k];
+    'exitReason', 'exitCode', 'returncode', 'signal', 'reason', 'reassignedTasks', 'requestId', 'from', 'tasks', 'to', 'ids',
+    'agent', 'branch', 'into', 'strategy', 'commit']) {
+    let v = d[k];
+    if (k === 'commit' && typeof v === 'string') v = v.slice(0, 7);
     if (v === undefined || v === null || v === '' || (Array.isArray(v) && !v.length)) continue;
     parts.push(`${k}=${Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : v}`);
   }

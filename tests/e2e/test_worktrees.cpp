@@ -565,3 +565,30 @@ TEST_CASE("team agents polled every 100 ms never breaks an agent committing in a
     h.ok({"kill-agent", "busy", "--force"});
     h.check_nothing_left();
 }
+
+TEST_CASE(
+    "spawn --worktree --reuse-branch starts a new agent in the kept worktree of an ended one, its "
+    "work there",
+    "[worktree]") {
+    RepoHome h("wt-reuse");
+    h.spawn_wt("w1",
+               "printf 'draft\\n' > draft.txt; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
+    REQUIRE(eventually([&] { return done(h, "w1"); }));
+    h.ok({"kill-agent", "w1", "--force"});
+    fs::remove(h.worktree("w1").string() + ".done");
+    // Without --reuse-branch the branch is taken by the kept worktree: refused, and it says where.
+    auto r = h.json_run({"spawn", "w1", "--worktree", "--", "sleep", "600"});
+    CHECK(r.exit_code == 4);
+    CHECK(r.out.find("is checked out in") != std::string::npos);
+    auto doc =
+        h.spawn_wt("w1", "cat draft.txt > seen.txt; touch \"$TEAM_WORKTREE.done\"; exec sleep 600",
+                   {"--reuse-branch"});
+    CHECK(doc["worktree"]["path"] == h.worktree("w1").string());
+    REQUIRE(eventually([&] { return done(h, "w1"); }));
+    CHECK(slurp(h.worktree("w1") / "seen.txt") == "draft\n");
+    auto list = h.ok({"worktree", "list"});
+    REQUIRE(list.size() == 1);
+    CHECK(list[0]["live"] == true);
+    h.ok({"kill-agent", "w1", "--force"});
+    h.check_nothing_left();
+}

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "tests/support/agents_home.hpp"
+#include "tests/support/git_repo.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/process.hpp"
 
@@ -62,12 +63,12 @@ const char* const kGrace = kSanitized ? "500ms" : "1s";
 const std::map<std::string, std::string> kAgentKnobs{{"AGENT_POLL", kSanitized ? "5" : "1"}};
 
 // The seeds of one operation: kSeedsPerOperation from `first`, or TEAM_CRASH_SEED alone.
-std::vector<unsigned> seeds_from(unsigned first) {
+std::vector<unsigned> seeds_from(unsigned first, unsigned count = kSeedsPerOperation) {
     if (const char* only = std::getenv("TEAM_CRASH_SEED"); only && *only) {
         return {static_cast<unsigned>(std::stoul(only))};
     }
     std::vector<unsigned> out;
-    for (unsigned i = 0; i < kSeedsPerOperation; ++i) out.push_back(first + i);
+    for (unsigned i = 0; i < count; ++i) out.push_back(first + i);
     return out;
 }
 
@@ -97,7 +98,22 @@ struct Command {
 // One seed's home: a team ("crash") of its own, its store read directly.
 class CrashHome : public team::test::AgentsHome {
   public:
-    CrashHome() : AgentsHome("crash") {}
+    // With `repo`, the team works in a git repository of its own (worktrees, SPEC 14): `repo`
+    // below, branch main, one commit.
+    explicit CrashHome(bool with_repo = false) : AgentsHome("crash", !with_repo) {
+        if (!with_repo) return;
+        repo = env.dir() / "repo";
+        std::filesystem::create_directories(repo);
+        team::test::git_ok(repo, {"init", "--quiet", "--initial-branch=main"});
+        team::test::git_ok(repo, {"config", "user.name", "Test"});
+        team::test::git_ok(repo, {"config", "user.email", "test@example.com"});
+        team::test::write_file(repo / "README.md", "hello\n");
+        team::test::git_ok(repo, {"add", "-A"});
+        team::test::git_ok(repo, {"commit", "--quiet", "-m", "first"});
+        ok({"create", team(), "--cwd", env.dir().string(), "--repo", repo.string()});
+    }
+
+    std::filesystem::path repo;
 
     // A read-only connection to the home's store (it waits for writers rather than failing).
     std::unique_ptr<SQLite::Database> db() const {
@@ -441,6 +457,8 @@ struct Operation {
     std::function<std::string(const CrashHome&, unsigned seed)> where;
     std::function<void(const CrashHome&, unsigned seed, const Command&)> converge;
     bool dissolves = false;  // the team is gone at the end: nothing at all is left
+    bool repo = false;       // the team works in a git repository (CrashHome)
+    unsigned seeds = kSeedsPerOperation;
 };
 
 // The median of what uninterrupted runs took.
@@ -454,7 +472,7 @@ Us median(std::vector<Us> took) {
 Us calibrate(const Operation& op, unsigned variant) {
     std::vector<Us> took;
     for (unsigned k = 0; k < (kSanitized ? 1u : 3u); ++k) {
-        CrashHome h;
+        CrashHome h(op.repo);
         Command c = op.setup(h, variant + k * op.variants);
         auto started = Steady::now();
         auto r = h.again(c);
@@ -478,13 +496,13 @@ void run_operation(const Operation& op) {
     }
     Tally tally(op.name);
     auto started = Steady::now();
-    for (unsigned seed : seeds_from(op.first_seed)) {
+    for (unsigned seed : seeds_from(op.first_seed, op.seeds)) {
         std::mt19937 rng(seed);
         auto& seen = samples[seed % op.variants];
         std::uniform_int_distribution<long long> pick(0, median(seen).count() * 6 / 5);
         Us delay(pick(rng));
         INFO(op.name << ", seed " << seed << ", SIGKILL after " << delay.count() << "us");
-        CrashHome h;
+        CrashHome h(op.repo);
         Command c = op.setup(h, seed);
         Crash crashed = crash(h, c, delay);
         INFO("the crashed run -> " << shown(crashed.result));
@@ -527,6 +545,12 @@ void check_handed_back(const CrashHome& h, const std::string& id, const std::str
 
 // The agent `name` has ended (with one of `reasons`), nothing of it is left, and (with `probe`)
 // its colour is free again: a new agent gets it.
+// Waits until agent `name`'s script has marked its work done (beside its worktree).
+void fs_wait(const CrashHome& h, const std::string& name) {
+    auto marker = h.env.home() / "worktrees" / h.team() / (name + ".done");
+    REQUIRE(eventually([&] { return std::filesystem::exists(marker); }, bound(10000)));
+}
+
 void check_ended(const CrashHome& h, const std::string& name, const std::set<std::string>& reasons,
                  bool probe) {
     CHECK(eventually([&] { return h.live_named(name).empty(); }, bound(15000)));
@@ -886,6 +910,119 @@ TEST_CASE("crash: send", "[crash][serial]") {
             CHECK((m["text"] == text));
         }
         CHECK(read == after["r1"]);
+    };
+    run_operation(op);
+}
+
+// Worktrees (SPEC 14): `team` SIGKILLed around spawn --worktree, kill-agent --force of an agent
+// with uncommitted work, and merge. Whatever the moment, every byte the agent wrote is in its
+// worktree, its branch or a snapshot, a re-run converges, and no branch is left orphaned.
+TEST_CASE("crash: worktrees", "[crash][serial]") {
+    Operation op;
+    op.name = "worktrees";
+    op.first_seed = 7000;
+    op.variants = 3;
+    op.repo = true;
+    op.seeds = 24;
+    // The bytes agent w writes, of the seed's own: a file written at its start (variant 0), a
+    // mix of uncommitted work (1), a committed file (2).
+    auto bytes = [](unsigned seed) { return "seed " + std::to_string(seed) + " \xC3\xA9\n"; };
+    op.setup = [bytes](CrashHome& h, unsigned seed) {
+        std::string b = bytes(seed);
+        std::string write = "printf '%s' '" + b + "' > w.txt; ";
+        if (seed % 3 == 0) {
+            return Command{{"--json", "spawn", "w", "--worktree", "--env", h.mark.entry(), "--",
+                            "bash", "-c", write + "exec sleep 1000"},
+                           "",
+                           {},
+                           ""};
+        }
+        std::string script =
+            seed % 3 == 1
+                ? write + "printf 'x' >> README.md; git add README.md; printf 'y' >> README.md; "
+                : write + "git add w.txt; git -c user.name=A -c user.email=a@a commit -qm w; ";
+        h.ok({"spawn", "w", "--worktree", "--env", h.mark.entry(), "--", "bash", "-c",
+              script + "touch \"$TEAM_WORKTREE.done\"; exec sleep 1000"});
+        fs_wait(h, "w");
+        if (seed % 3 == 1) return Command{{"--json", "kill-agent", "w", "--force"}, "", {}, ""};
+        return Command{{"--json", "merge", "w"}, "", {}, ""};
+    };
+    op.where = [](const CrashHome& h, unsigned seed) -> std::string {
+        auto w = h.named("w");
+        if (seed % 3 == 2) {
+            return team::test::git_ok(h.repo, {"rev-parse", "main"}) ==
+                           team::test::git_ok(h.repo, {"rev-parse", "team/crash/w"})
+                       ? "merged"
+                       : "main not moved";
+        }
+        return w.empty() ? "before the record" : "record " + w.back().status;
+    };
+    op.converge = [bytes](const CrashHome& h, unsigned seed, const Command& c) {
+        auto r = h.again(c);
+        INFO("the re-run -> " << shown(r));
+        std::string b = bytes(seed);
+        auto wt = [&] {
+            auto rows = h.ok({"worktree", "list"});
+            REQUIRE(!rows.empty());
+            return rows.back();
+        };
+        if (seed % 3 == 0) {
+            // Refused: the agent exists; or its spawn died after its command had run for a
+            // moment and written something, so the worktree is kept (its branch with it) and
+            // the spawn takes it over with --reuse-branch.
+            if (r.exit_code != 0 && r.out.find("is checked out in") != std::string::npos) {
+                auto args = c.args;
+                args.insert(args.begin() + 4, "--reuse-branch");
+                auto reused = h.again(Command{args, "", {}, ""});
+                INFO("with --reuse-branch -> " << shown(reused));
+                CHECK(reused.exit_code == 0);
+            } else if (r.exit_code != 0) {
+                check_refused_with(r, 4, "already exists");
+            }
+            // The agent runs in its worktree, which holds what it wrote.
+            REQUIRE(eventually(
+                [&] {
+                    auto live = h.live_named("w");
+                    return live.size() == 1 && live.front().status == "active";
+                },
+                bound(5000)));
+            auto w = wt();
+            CHECK(eventually(
+                [&] { return team::test::slurp(w["path"].get<std::string>() + "/w.txt") == b; },
+                bound(5000)));
+        } else if (seed % 3 == 1) {
+            if (r.exit_code != 0) check_refused_with(r, 4, "already terminated");
+            // A look takes a snapshot still owed; the work is on disk and in the snapshot.
+            Json w;
+            CHECK(eventually(
+                [&] {
+                    w = wt();
+                    return w["snapshot"].is_object() && w["snapshotOwed"] == false;
+                },
+                bound(10000)));
+            INFO(w.dump());
+            std::string path = w["path"];
+            CHECK(team::test::slurp(path + "/w.txt") == b);
+            CHECK(team::test::slurp(path + "/README.md") == "hello\nxy");
+            REQUIRE(w["snapshot"]["taken"] == true);
+            std::string ref = w["snapshot"]["ref"];
+            CHECK(team::test::git_ok(h.repo, {"show", ref + ":w.txt"}) == b);
+            CHECK(team::test::git_ok(h.repo, {"show", ref + ":README.md"}) == "hello\nxy");
+            CHECK(team::test::git_ok(h.repo, {"show", ref + "^2:README.md"}) == "hello\nx");
+        } else {
+            INFO("merge again -> " << r.out << r.err);
+            CHECK(r.exit_code == 0);
+            // main holds the agent's commit; the main checkout is clean, no merge left open.
+            CHECK(team::test::git_ok(h.repo, {"show", "main:w.txt"}) == b);
+            CHECK(team::test::git_ok(h.repo, {"status", "--porcelain"}).empty());
+            CHECK(!std::filesystem::exists(h.repo / ".git" / "MERGE_HEAD"));
+            CHECK(team::test::slurp(h.repo / "w.txt") == b);
+        }
+        // No orphan: every team branch is checked out in a worktree team knows.
+        auto branches = team::git::split_lines(team::test::git_ok(
+            h.repo, {"branch", "--list", "team/*", "--format=%(refname:short)"}));
+        auto rows = h.ok({"worktree", "list"});
+        CHECK(branches.size() == rows.size());
     };
     run_operation(op);
 }

@@ -8,6 +8,9 @@
 // Run: TEAM_BINARY=build/team node tests/web/run.mjs   (ctest runs it: label `web`)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Home, until, alive, tree, closeBrowser } from './harness.mjs';
 
 after(closeBrowser);
@@ -44,6 +47,8 @@ test('ansi: SGR colours become styled runs, every other escape and control chara
 });
 
 const row = (page, name) => page.locator(`#agents-body tr[data-agent="${name}"]`);
+// The line under an agent's row that shows its worktree (SPEC 14).
+const wtRow = (page, name) => page.locator(`#agents-body tr[data-worktree-of="${name}"]`);
 
 webTest('the token opens the page, is traded for an HttpOnly cookie and leaves the URL', async (home) => {
   await home.teamOk(['create', 'web', '--json']);
@@ -224,4 +229,98 @@ webTest('the indicator says when the stream is down, and the page catches up whe
   await row(page, 'w1').locator('.st-active').waitFor();
   // The browser's failed attempts while the server was away.
   home.allowedConsole.push(/ERR_CONNECTION_REFUSED|net::ERR_|Failed to load resource/);
+});
+
+// `git ARGS` in `cwd` with the test's environment (its marker too) -> stdout; a failure throws.
+function git(home, cwd, ...args) {
+  return new Promise((res, rej) => {
+    execFile('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, env: home.env() }, (error, stdout, stderr) =>
+      error ? rej(new Error(`git ${args.join(' ')}: ${stderr || error.message}`)) : res(stdout));
+  });
+}
+
+webTest('worktree agents show their branch and conflicts; the kept worktrees show a diff and merge after a check', async (home) => {
+  // A real repository in the test's home, one commit of two files.
+  const repo = join(home.dir, 'repo');
+  mkdirSync(join(repo, 'src'), { recursive: true });
+  writeFileSync(join(repo, 'src', 'a.txt'), 'one\ntwo\nthree\n');
+  writeFileSync(join(repo, 'README'), 'a repository for the dashboard test\n');
+  await git(home, repo, 'init', '-q', '-b', 'main');
+  await git(home, repo, 'add', '.');
+  await git(home, repo, 'commit', '-qm', 'start');
+  await home.teamOk(['create', 'web', '--repo', repo, '--json']);
+  // Two agents on branches of their own, each changing the same line of src/a.txt and committing.
+  for (const n of ['w1', 'w2']) {
+    await home.teamOk(['spawn', n, '--worktree', '--json', '--', 'bash', '-c',
+      `sed -i 's/^two$/two by ${n}/' src/a.txt && git -c user.name=a -c user.email=a@a commit -qam x; exec sleep 600`]);
+  }
+  // Their commits are no activity event: the page is opened once both have committed.
+  await until(async () => {
+    const agents = await home.teamOk(['agents', '--json']);
+    return agents.length === 2 && agents.every((a) => a.worktree?.ahead === 1 && a.worktree?.conflictsWith?.length === 1);
+  }, 'both agents to commit (team agents: ahead 1, a conflict each)', 30000);
+  await home.serve();
+  const { page } = await home.open();
+
+  // The agents table: branch, ahead/behind, each agent's conflict with the other, naming the file.
+  for (const [me, other] of [['w1', 'w2'], ['w2', 'w1']]) {
+    const wt = wtRow(page, me);
+    await wt.locator('.branch', { hasText: `team/web/${me}` }).waitFor();
+    assert.equal((await wt.locator('.ab').textContent()).trim(), '↑1 ↓0');
+    await wt.locator('.badge-danger', { hasText: `conflicts with ${other} (src/a.txt)` }).waitFor();
+    assert.equal(await wt.locator('.badge', { hasText: 'dirty' }).count(), 0, `${me} committed everything`);
+    assert.equal(await wt.locator('.badge', { hasText: 'merge conflicts' }).count(), 0, `${me} merges cleanly into main`);
+  }
+
+  // The kept worktrees: state, branch, changes, snapshots.
+  await page.locator('#worktrees-panel > summary').click();
+  const kept = (n) => page.locator(`#wt-list li[data-agent="${n}"]`);
+  await kept('w1').waitFor();
+  await kept('w2').waitFor();
+  assert.equal(await kept('w1').locator('.st').textContent(), 'in use');
+  assert.equal(await kept('w1').locator('.wt-branch').textContent(), 'team/web/w1');
+  assert.equal(await kept('w1').locator('.wt-changes').textContent(), '↑1 ↓0 · clean');
+  assert.equal(await kept('w1').locator('.wt-snaps').textContent(), '0 snapshots');
+  assert.equal(await kept('w1').getByRole('button', { name: /discard|remove/i }).count(), 0, 'no discard on the page');
+
+  // Its diff: the files and counts, then the patch.
+  await kept('w1').getByRole('button', { name: 'Show the diff of w1' }).click();
+  const diff = page.locator('#wt-diff-body');
+  await diff.locator('.diff-add', { hasText: '+two by w1' }).waitFor();
+  const text = await diff.textContent();
+  assert.match(text, /^ src\/a\.txt \| 2 \+-$/m);
+  assert.match(text, /^-two$/m);
+  assert.ok(text.indexOf('1 file changed') < text.indexOf('diff --git'), 'the stat comes first');
+
+  // Merge w1: checked, confirmed, merged into main, and the page says so.
+  const before = (await git(home, repo, 'rev-parse', 'main')).trim();
+  await kept('w1').getByRole('button', { name: 'Merge w1' }).click();
+  const dialog = page.locator('#confirm');
+  await dialog.waitFor();
+  assert.match(await dialog.textContent(), /team\/web\/w1 \(1 commit ahead of the base\) merges cleanly into main/);
+  await dialog.getByRole('button', { name: 'Merge into main' }).click();
+  await page.locator('.toast.ok', { hasText: 'w1: team/web/w1 merged into main' }).waitFor();
+  await page.locator('#activity-list li[data-type="worktree_merged"]').waitFor();
+  assert.equal((await git(home, repo, 'show', 'main:src/a.txt')), 'one\ntwo by w1\nthree\n');
+  const merged = (await git(home, repo, 'rev-parse', 'main')).trim();
+  assert.notEqual(merged, before);
+  assert.equal(await git(home, repo, 'status', '--porcelain'), '', 'the checkout of main was updated, clean');
+
+  // Now w2 conflicts with main: its row says so, and its merge stops at the check, naming the file.
+  await wtRow(page, 'w2').locator('.badge-danger', { hasText: 'merge conflicts (src/a.txt)' }).waitFor();
+  await kept('w2').getByRole('button', { name: 'Merge w2' }).click();
+  await kept('w2').locator('.wt-note', { hasText: 'merging team/web/w2 into main conflicts in: src/a.txt' }).waitFor();
+  await page.locator('.toast:not(.ok)', { hasText: 'w2: not merged, team/web/w2 conflicts with main in src/a.txt' }).waitFor();
+  await until(async () => !(await kept('w2').getAttribute('class')).includes('busy'), 'the merge of w2 to end');
+  assert.equal(await dialog.isVisible(), false, 'no confirmation was asked');
+  assert.equal((await git(home, repo, 'rev-parse', 'main')).trim(), merged, 'main did not move');
+
+  // A file written in a worktree is no activity event: the page looks at live agents' branches
+  // (and the open kept worktrees) again on its own, every 10 s.
+  const w2 = (await home.teamOk(['agents', '--json'])).find((a) => a.name === 'w2');
+  writeFileSync(join(w2.worktree.path, 'notes.txt'), 'not committed\n');
+  await wtRow(page, 'w2').locator('.badge-warn', { hasText: 'dirty: 1 untracked' }).waitFor({ timeout: 15000 });
+  await kept('w2').locator('.wt-changes', { hasText: '↑1 ↓0 · 1 untracked' }).waitFor({ timeout: 15000 });
+  // The refused check is a 409 (the page shows its files).
+  home.allowedConsole.push(/status of 409/);
 });
