@@ -110,6 +110,11 @@ TEST_CASE(
     ".worktreeinclude copied",
     "[worktree]") {
     RepoHome h("wt-spawn");
+    // The user's own checkout is dirty (a change, a staged file, an untracked one): left as it is.
+    write_file(h.repo / "README.md", "hello, mine\n");
+    write_file(h.repo / "staged.txt", "staged\n");
+    h.git({"add", "staged.txt"});
+    write_file(h.repo / "scratch.txt", "scratch\n");
     auto before = fingerprint(h.repo);
     auto doc = h.spawn_wt("w1",
                           "env | grep ^TEAM_ > vars.txt; pwd > where.txt; touch "
@@ -156,6 +161,8 @@ TEST_CASE(
     expect({"spawn", "a", "--worktree", "--branch", "x;$(touch /tmp/pwned)", "--", "sleep", "600"},
            2, "not a valid branch name");
     expect({"spawn", "a", "--worktree", "--branch", "-D", "--", "sleep", "600"}, 2,
+           "not a valid branch name");
+    expect({"spawn", "a", "--worktree", "--branch", "a\nb", "--", "sleep", "600"}, 2,
            "not a valid branch name");
     expect({"spawn", "a", "--worktree", "--base", "no-such-ref", "--", "sleep", "600"}, 3, "");
     expect({"spawn", "a", "--branch", "b", "--", "sleep", "600"}, 2, "goes with --worktree");
@@ -538,8 +545,12 @@ TEST_CASE(
     CHECK(rm_detached.out.find("detached") != std::string::npos);
     CHECK(fs::exists(h.worktree("detached") / "d.txt"));
 
-    // Another tool's `git worktree prune` leaves the locked worktrees alone.
+    // Another tool's `git worktree prune`, or its `worktree remove --force`, leaves the locked
+    // worktrees alone (git wants --force twice for a locked one).
     h.git({"worktree", "prune"});
+    CHECK(
+        !git_try(h.repo, {"worktree", "remove", "--force", h.worktree("detached").string()}).ok());
+    CHECK(fs::exists(h.worktree("detached") / "d.txt"));
     CHECK(h.ok({"worktree", "list"}).size() == 4);
     h.check_nothing_left();
 }
