@@ -195,7 +195,7 @@ TEST_CASE(
 TEST_CASE(
     "kill-agent --force keeps the worktree and a snapshot of every kind of uncommitted work, "
     "restored byte-identical",
-    "[worktree]") {
+    "[worktree][sanitize]") {
     RepoHome h("wt-force");
     h.spawn_wt("w1", kMixedWork);
     REQUIRE(eventually([&] { return done(h, "w1"); }));
@@ -310,7 +310,7 @@ TEST_CASE(
 TEST_CASE(
     "team agents shows each worktree agent's git state and the conflicts between agents' branches, "
     "files named",
-    "[worktree]") {
+    "[worktree][sanitize]") {
     RepoHome h("wt-state");
     const std::string commit = "git -c user.name=A -c user.email=a@a commit -q -am";
     h.spawn_wt("w1", "printf 'uno\\n' > src/a.txt; " + commit +
@@ -372,7 +372,7 @@ TEST_CASE(
 TEST_CASE(
     "worktree rm refuses while anything could be lost, removes a merged one, and --discard keeps a "
     "snapshot and the trash",
-    "[worktree]") {
+    "[worktree][sanitize]") {
     RepoHome h("wt-rm");
     const std::string commit = "git -c user.name=A -c user.email=a@a commit -q -am";
     h.spawn_wt("m", "printf 'merged\\n' >> README.md; " + commit + " m; exec sleep 600");
@@ -409,8 +409,9 @@ TEST_CASE(
     h.check_nothing_left();
 }
 
-TEST_CASE("a worktree deleted by hand is reported missing, its branch and snapshots intact",
-          "[worktree]") {
+TEST_CASE(
+    "a worktree deleted or moved by hand is reported missing, its branch and snapshots intact",
+    "[worktree]") {
     RepoHome h("wt-gone");
     h.spawn_wt("w1", "printf 'x\\n' > x.txt; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
     REQUIRE(eventually([&] { return done(h, "w1"); }));
@@ -425,6 +426,23 @@ TEST_CASE("a worktree deleted by hand is reported missing, its branch and snapsh
     CHECK(rm.exit_code == 4);
     auto repair = h.ok({"worktree", "repair"});
     CHECK(repair["worktrees"][0]["after"].get<std::string>().find("missing") == 0);
+
+    // Moved by hand: missing where it was, its work intact where it went; moved back, it is
+    // present again.
+    h.spawn_wt("w2", "printf 'y\n' > y.txt; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
+    REQUIRE(eventually([&] { return done(h, "w2"); }));
+    h.ok({"kill-agent", "w2", "--force"});
+    fs::path away = h.env.dir() / "moved away";
+    fs::rename(h.worktree("w2"), away);
+    auto w2 = RepoHome::find(h.ok({"worktree", "list"}), "agent", "w2");
+    CHECK(w2["missing"] == true);
+    CHECK(!h.ref("team/wt-gone/w2").empty());
+    CHECK(slurp(away / "y.txt") == "y\n");
+    fs::rename(away, h.worktree("w2"));
+    h.ok({"worktree", "repair"});
+    w2 = RepoHome::find(h.ok({"worktree", "list"}), "agent", "w2");
+    CHECK(w2["missing"] == false);
+    CHECK(w2["untracked"] == 1);
     h.check_nothing_left();
 }
 
