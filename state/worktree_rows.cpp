@@ -151,12 +151,6 @@ void record_snapshot(Store& store, std::int64_t id, const nlohmann::json& snapsh
     s.exec();
 }
 
-void set_snapshot_owed(Store& store, std::int64_t id) {
-    SQLite::Statement s(store.db(), "UPDATE worktrees SET snapshot_owed = 1 WHERE id = ?");
-    s.bind(1, id);
-    s.exec();
-}
-
 void give_worktree(Store& store, std::int64_t id, std::int64_t agent_id, const std::string& agent) {
     SQLite::Statement s(
         store.db(), "UPDATE worktrees SET agent_id = ?, agent = ?, snapshot_owed = 0 WHERE id = ?");

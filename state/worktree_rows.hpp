@@ -63,8 +63,6 @@ void set_worktree_state(Store& store, std::int64_t id, const std::string& state,
 void owe_snapshot(Store& store, std::int64_t agent_id);
 // A snapshot taken (or nothing to take): recorded, nothing owed any more.
 void record_snapshot(Store& store, std::int64_t id, const nlohmann::json& snapshot);
-// A snapshot is owed of that worktree (again).
-void set_snapshot_owed(Store& store, std::int64_t id);
 // The kept worktree `id` goes to agent record `agent_id` (spawn --worktree --reuse-branch).
 void give_worktree(Store& store, std::int64_t id, std::int64_t agent_id, const std::string& agent);
 void delete_worktree_row(Store& store, std::int64_t id);

@@ -201,16 +201,15 @@ void Worktrees::take(const WorktreeRow& first) {
     if (!row || !row->snapshot_owed) return;
     auto agent = row->agent_id ? load_agent(store_, *row->agent_id) : std::nullopt;
     if (!agent || !agent->pid) {
-        // Its agent never ran (a spawn cut short): nothing of it can be in the worktree. It goes
-        // if nothing is in it (else it is kept), so that the spawn run again finds its branch
-        // free; a row git never made a worktree for is forgotten.
-        nlohmann::json none = {
-            {"taken", false}, {"note", "its agent never started"}, {"at", iso8601(clock_.now())}};
-        store_.write([&] { record_snapshot(store_, row->id, none); });
+        // Its agent never recorded its start (a spawn cut short): the worktree goes if nothing
+        // is in it, so that the spawn run again finds its branch free; a row git never made a
+        // worktree for is forgotten. Kept (its command ran for a moment after all and wrote
+        // something): a snapshot, as for any other end.
         git::Repository repo = git::resolve_repository(*git_, row->repo);
         bool made = false;
-        for (const auto& w : git::list_worktrees(repo))
+        for (const auto& w : git::list_worktrees(repo)) {
             made = made || w.path == fs::path(row->path);
+        }
         if (!made) {
             store_.write([&] { delete_worktree_row(store_, row->id); });
             return;
@@ -218,9 +217,6 @@ void Worktrees::take(const WorktreeRow& first) {
         unmake(*row);
         row = load_worktree(store_, row->id);
         if (!row || !row->kept()) return;
-        // Kept: its command ran for a moment after all (its start was never recorded) and
-        // wrote something. That is kept in a snapshot, as for any other end.
-        store_.write([&] { set_snapshot_owed(store_, row->id); });
     }
     std::error_code ec;
     if (!fs::is_directory(row->path, ec)) {
