@@ -40,6 +40,13 @@ fs::path repository_above(fs::path dir) {
     return {};
 }
 
+std::optional<git::Worktree> git_entry(const git::Repository& repo, const std::string& path) {
+    for (auto& w : git::list_worktrees(repo)) {
+        if (w.path == fs::path(path)) return w;
+    }
+    return std::nullopt;
+}
+
 nlohmann::json snapshot_json(const git::Snapshot& s, EpochMs at) {
     return {{"taken", s.taken},
             {"ref", s.taken ? nlohmann::json(s.ref) : nlohmann::json(nullptr)},
@@ -206,11 +213,7 @@ void Worktrees::take(const WorktreeRow& first) {
         // worktree for is forgotten. Kept (its command ran for a moment after all and wrote
         // something): a snapshot, as for any other end.
         git::Repository repo = git::resolve_repository(*git_, row->repo);
-        bool made = false;
-        for (const auto& w : git::list_worktrees(repo)) {
-            made = made || w.path == fs::path(row->path);
-        }
-        if (!made) {
+        if (!git_entry(repo, row->path)) {
             store_.write([&] { delete_worktree_row(store_, row->id); });
             return;
         }
@@ -419,13 +422,6 @@ std::vector<pid_t> processes_in(const fs::path& dir) {
     return out;
 }
 
-std::optional<git::Worktree> git_entry(const git::Repository& repo, const std::string& path) {
-    for (auto& w : git::list_worktrees(repo)) {
-        if (w.path == fs::path(path)) return w;
-    }
-    return std::nullopt;
-}
-
 // Where a merge or removal measures the branch: the base's branch if it still exists, else
 // the base commit.
 std::string base_ref(const git::Repository& repo, const WorktreeRow& row) {
@@ -465,8 +461,7 @@ nlohmann::json Worktrees::list(const TeamRecord& team, bool all) {
             try {
                 auto [it, added] = repos.try_emplace(row.repo);
                 if (added) it->second = git::resolve_repository(*git_, row.repo);
-                auto team_name = team.name;
-                doc["snapshots"] = git::list_snapshots(it->second, team_name, row.agent);
+                doc["snapshots"] = git::list_snapshots(it->second, team.name, row.agent);
                 if (!doc["missing"].get<bool>()) {
                     auto st = git::worktree_status(it->second, row.path, row.base);
                     doc["ahead"] = st.ahead;
@@ -665,7 +660,6 @@ nlohmann::json Worktrees::gc(const TeamRecord& team, bool dry_run) {
                 } else {
                     auto check = git::check_removal(repo, *entry, base_ref(repo, row));
                     why = check.reasons;
-                    std::error_code ec;
                     if (why.empty() && !processes_in(row.path).empty()) {
                         why.push_back("a process runs in it");
                     }

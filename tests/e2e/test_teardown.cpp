@@ -330,7 +330,8 @@ TEST_CASE("teardown: errors: not the leader, unknown or dissolved team, bad grac
     h.finish();
 }
 
-TEST_CASE("teardown: interrupted, the supervisors still force-kill at the deadline", "[teardown][sanitize]") {
+TEST_CASE("teardown: interrupted, the supervisors still force-kill at the deadline",
+          "[teardown][sanitize]") {
     Home h("td-interrupted");
     h.spawn("sleeper", {"sleep", "1000"});
     h.spawn_agent("stuck", {{"AGENT_STUCK", "1"}});
