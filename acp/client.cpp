@@ -221,6 +221,10 @@ void Client::turn_loop() {
         queue_.pop_front();
         if (state_ != ClientState::ready) {
             finish_turn(*turn, {"", "connection ended: " + connection_.end_reason()});
+            TurnResult result = *turn->result;
+            lock.unlock();
+            host_.turn_ended(turn->number, result);
+            lock.lock();
             continue;
         }
         current_ = turn;
@@ -230,6 +234,7 @@ void Client::turn_loop() {
         json params = {{"sessionId", session_id_},
                        {"prompt", json::array({{{"type", "text"}, {"text", turn->text}}})}};
         lock.unlock();
+        host_.turn_started(turn->number);
         connection_.request("session/prompt", params, [this](Reply r) {
             std::lock_guard inner(mutex_);
             current_reply_ = std::move(r);
@@ -267,6 +272,10 @@ void Client::turn_loop() {
         } else {
             finish_turn(*turn, {"", r.problem()});
         }
+        TurnResult result = *turn->result;
+        lock.unlock();
+        host_.turn_ended(turn->number, result);
+        lock.lock();
     }
 }
 

@@ -45,13 +45,6 @@ struct ClientOptions {
 enum class ClientState { created, ready, needs_auth, ended };
 std::string client_state_name(ClientState state);
 
-// How a turn ended: the agent's stop reason, or why it failed (the connection's end).
-struct TurnResult {
-    std::string stop_reason;  // "end_turn", "cancelled", …; empty when it failed
-    std::string error;
-    bool ok() const { return error.empty(); }
-};
-
 class Client {
   public:
     Client(ClientOptions options, Host& host);

@@ -17,6 +17,13 @@ struct AuthMethod {
     std::string id, name, description;
 };
 
+// How a turn ended: the agent's stop reason, or why it failed (the connection's end).
+struct TurnResult {
+    std::string stop_reason;  // "end_turn", "cancelled", …; empty when it failed
+    std::string error;
+    bool ok() const { return error.empty(); }
+};
+
 class Host {
   public:
     virtual ~Host() = default;
@@ -31,6 +38,9 @@ class Host {
     }
     // The agent's terminals.
     virtual Terminals& terminals() = 0;
+    // Turn `number` was sent to the agent (session/prompt), and how it ended.
+    virtual void turn_started(int number) { (void)number; }
+    virtual void turn_ended(int number, const TurnResult& result) { (void)number, (void)result; }
     // A session/update, after it was applied to the transcript.
     virtual void updated(const Update& update) { (void)update; }
     // Something for the activity log: an automatic permission answer, a file written.

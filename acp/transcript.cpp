@@ -141,65 +141,61 @@ void indented(std::string& out, const std::string& text, const std::string& pref
 
 }  // namespace
 
-std::string Transcript::render() const {
+std::string render_record(const json& r) {
     std::string out;
-    for (const Entry& e : entries_) {
-        switch (e.kind) {
-            case EntryKind::prompt:
-                indented(out, e.text, "> ");
-                break;
-            case EntryKind::user_message:
-                indented(out, e.text, "user: ");
-                break;
-            case EntryKind::agent_message:
-                indented(out, e.text, "");
-                break;
-            case EntryKind::agent_thought:
-                indented(out, e.text, "(thinking) ");
-                break;
-            case EntryKind::tool_call: {
-                out += "[" + e.tool.kind + "] " +
-                       (e.tool.title.empty() ? e.tool.id : e.tool.title) + " — " + e.tool.status +
-                       "\n";
-                std::string body = tool_content_text(e.tool.content);
-                if (!body.empty()) indented(out, body, "    ");
-                break;
-            }
-            case EntryKind::plan:
-                out += "plan:\n";
-                for (const json& step : e.data)
-                    if (step.is_object())
-                        out += "  " + plan_mark(step.value("status", std::string())) + " " +
-                               step.value("content", std::string()) + "\n";
-                break;
-            case EntryKind::mode:
-                out += "mode: " + e.text + "\n";
-                break;
-            case EntryKind::stop:
-                if (e.data.is_object() && e.data.contains("error"))
-                    out += "— turn failed: " + e.data["error"].get<std::string>() + "\n";
-                else
-                    out += "— " + e.text + "\n";
-                break;
-            case EntryKind::other:
-                break;
-        }
+    std::string kind = r.value("kind", std::string());
+    auto text = [&] { return r.value("text", std::string()); };
+    if (kind == "prompt") {
+        indented(out, text(), "> ");
+    } else if (kind == "user_message") {
+        indented(out, text(), "user: ");
+    } else if (kind == "agent_message") {
+        indented(out, text(), "");
+    } else if (kind == "agent_thought") {
+        indented(out, text(), "(thinking) ");
+    } else if (kind == "tool_call") {
+        json t = r.value("toolCall", json::object());
+        std::string title = t.value("title", std::string());
+        out += "[" + t.value("kind", std::string("other")) + "] " +
+               (title.empty() ? t.value("toolCallId", std::string()) : title) + " — " +
+               t.value("status", std::string()) + "\n";
+        std::string body = tool_content_text(t.value("content", json::array()));
+        if (!body.empty()) indented(out, body, "    ");
+    } else if (kind == "plan") {
+        out += "plan:\n";
+        for (const json& step : r.value("entries", json::array()))
+            if (step.is_object())
+                out += "  " + plan_mark(step.value("status", std::string())) + " " +
+                       step.value("content", std::string()) + "\n";
+    } else if (kind == "mode") {
+        out += "mode: " + r.value("mode", std::string()) + "\n";
+    } else if (kind == "stop") {
+        if (r.contains("error") && r["error"].is_string())
+            out += "— turn failed: " + r["error"].get<std::string>() + "\n";
+        else if (r.contains("stopReason") && r["stopReason"].is_string())
+            out += "— " + r["stopReason"].get<std::string>() + "\n";
     }
     return out;
+}
+
+std::string render_records(const json& records) {
+    std::string out;
+    for (const json& r : records) out += render_record(r);
+    return out;
+}
+
+std::string Transcript::render() const {
+    return render_records(records());
 }
 
 json entry_record(const Entry& e) {
     json r = {{"kind", entry_kind_name(e.kind)}, {"turn", e.turn}};
     switch (e.kind) {
         case EntryKind::tool_call:
-            r["id"] = e.tool.id;
-            r["title"] = e.tool.title;
-            r["tool_kind"] = e.tool.kind;
-            r["status"] = e.tool.status;
-            r["content"] = e.tool.content;
-            r["locations"] = e.tool.locations;
-            r["raw_input"] = e.tool.raw_input;
-            r["raw_output"] = e.tool.raw_output;
+            r["toolCall"] = {{"toolCallId", e.tool.id},      {"title", e.tool.title},
+                             {"kind", e.tool.kind},          {"status", e.tool.status},
+                             {"content", e.tool.content},    {"locations", e.tool.locations},
+                             {"rawInput", e.tool.raw_input}, {"rawOutput", e.tool.raw_output}};
             break;
         case EntryKind::plan:
             r["entries"] = e.data;
@@ -208,11 +204,11 @@ json entry_record(const Entry& e) {
             r["mode"] = e.text;
             break;
         case EntryKind::stop:
-            r["stop_reason"] = e.text.empty() ? json(nullptr) : json(e.text);
+            r["stopReason"] = e.text.empty() ? json(nullptr) : json(e.text);
             r["error"] = e.data.is_object() ? e.data["error"] : json(nullptr);
             break;
         case EntryKind::other:
-            r["update_kind"] = e.text;
+            r["updateKind"] = e.text;
             r["raw"] = e.data;
             break;
         default:

@@ -73,5 +73,8 @@ class Transcript {
 
 // An entry as its JSON record.
 nlohmann::json entry_record(const Entry& entry);
+// A record as readable lines (empty for `other`), and a whole transcript's records.
+std::string render_record(const nlohmann::json& record);
+std::string render_records(const nlohmann::json& records);
 
 }  // namespace team::acp

@@ -145,14 +145,17 @@ const Command kCommands[] = {
     {"diff", add_diff_command},
     {"merge", add_merge_command},
     {"worktree", add_worktree_command},
+    {"cancel", add_cancel_command},
+    {"permission", add_permission_command},
     {"shell", add_shell_command},
     {"session", add_session_command},
     {"run", add_run_command},
     {"doctor", add_doctor_command},
     {"__supervise", add_supervise_command},
-    {"__agent", add_supervise_command},  // declares both hidden commands
-    {"mcp", add_mcp_command},            // the MCP server (mcp/)
-    {"serve", add_serve_command},        // the HTTP API and dashboard (http/)
+    {"__agent", add_supervise_command},  // declares the three hidden supervisors
+    {"__acp", add_supervise_command},
+    {"mcp", add_mcp_command},      // the MCP server (mcp/)
+    {"serve", add_serve_command},  // the HTTP API and dashboard (http/)
     {"completion", add_completion_command},
     {"__complete", add_completion_command},  // declares both, the hidden one too
     {"__man", add_man_command},
@@ -162,7 +165,8 @@ const Command kCommands[] = {
 void add_commands(CLI::App& app, const char* only) {
     for (const auto& c : kCommands) {
         if (only ? std::strcmp(c.name, only) == 0
-                 : std::strcmp(c.name, "__agent") != 0 && std::strcmp(c.name, "__complete") != 0) {
+                 : std::strcmp(c.name, "__agent") != 0 && std::strcmp(c.name, "__acp") != 0 &&
+                       std::strcmp(c.name, "__complete") != 0) {
             c.add(app);
         }
     }

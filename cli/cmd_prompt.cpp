@@ -9,12 +9,30 @@ namespace team::cli {
 
 void add_prompt_command(CLI::App& app) {
     auto* cmd = add_operation(app, ops::prompt_agent_op, [](Context& ctx, const ops::Result& r) {
-        ctx.out().line("typed " + r.doc["bytes"].dump() + " bytes into " +
-                       r.doc["agentId"].get<std::string>() + " (" +
-                       r.doc["paneId"].get<std::string>() + ")");
+        const auto& d = r.doc;
+        std::string agent = d["agentId"].get<std::string>();
+        if (!d.contains("turn")) {
+            ctx.out().line("typed " + d["bytes"].dump() + " bytes into " + agent + " (" +
+                           d["paneId"].get<std::string>() + ")");
+            return;
+        }
+        // An ACP agent: its turn, queued, or how it ended.
+        std::string turn = "turn " + d["turn"].dump() + " of " + agent;
+        if (d["error"].is_string()) {
+            ctx.out().line(turn + ": " + d["error"].get<std::string>());
+        } else if (d["stopReason"].is_string()) {
+            ctx.out().line(turn + " ended: " + d["stopReason"].get<std::string>());
+        } else {
+            ctx.out().line(turn + " " + d["state"].get<std::string>() + " (team logs " +
+                           d["agentId"].get<std::string>().substr(0, agent.find('@')) +
+                           " --follow)");
+        }
     });
     cmd->footer(
         "A terminal in line mode takes at most 4095 characters per line.\n"
+        "An ACP agent (spawn --acp) gets TEXT as a prompt turn, queued after the others;\n"
+        "--wait returns when it ends, its exit code saying the stop reason: end_turn 0,\n"
+        "cancelled 130, another 5 (refusal, max_tokens, max_turn_requests), failed 1.\n"
         "Example: team prompt worker-1 'run the tests; then fix what fails'");
 }
 

@@ -28,6 +28,14 @@ void add_supervise_command(CLI::App& app) {
     });
     agent->group("");
     agent->add_option("ID", *agent_id)->required();
+
+    // team __acp --home DIR ID: the host of an ACP agent, run by its pane supervisor in place
+    // of the agent's command (team/acp_host.hpp).
+    auto acp_id = std::make_shared<std::int64_t>(0);
+    auto* acp = add_command(app, "__acp", "",
+                            [acp_id](Context& ctx) { return ops::host_acp_agent(ctx, *acp_id); });
+    acp->group("");
+    acp->add_option("ID", *acp_id)->required();
 }
 
 }  // namespace team::cli

@@ -35,6 +35,8 @@ void add_teardown_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_worktree_command(CLI::App& app);
+void add_cancel_command(CLI::App& app);
+void add_permission_command(CLI::App& app);
 void add_session_command(CLI::App& app);
 void add_mcp_command(CLI::App& app);
 void add_serve_command(CLI::App& app);

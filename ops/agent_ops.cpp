@@ -2,6 +2,7 @@
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
 #include "tasks/tasks.hpp"
+#include "team/acp_agents.hpp"
 #include "team/agents.hpp"
 
 namespace team::ops {
@@ -25,6 +26,11 @@ Result spawn_agent(Request& r) {
     request.argv = r.args.strings("command");
     request.preset = r.args.optional_string("preset");
     request.notify = r.args.flag("notify");
+    if (r.args.flag("acp")) {
+        request.acp_policy = r.args.optional_string("permissions").value_or("ask");
+    } else if (r.args.has("permissions")) {
+        throw usage_error(r.args.label("permissions") + " goes with " + r.args.label("acp"));
+    }
     bool worktree = r.args.flag("worktree");
     for (const char* only : {"branch", "base", "reuse_branch"}) {
         if (!worktree && r.args.has(only) && r.args.values()[only] != false) {
@@ -53,9 +59,12 @@ Result list_agents(Request& r) {
     auto list = agents.list(team, r.args.flag("all"));
     // The git state of each agent with a worktree (SPEC 14); one query when none has.
     auto states = Worktrees(r.core.store(), r.core.clock()).agent_states(team, list);
+    // The session of each ACP agent (SPEC 15); one query when none is.
+    auto acp = AcpAgents(r.core.store(), r.core.clock()).states(team);
     for (const auto& a : list) {
         doc.push_back(to_json(a));
         if (auto s = states.find(a.name); s != states.end()) doc.back()["worktree"] = *s;
+        if (auto s = acp.find(a.id); s != acp.end()) doc.back()["acp"] = s->second;
     }
     Result result{doc};
     result.view = {{"all", r.args.flag("all")},
@@ -90,10 +99,42 @@ void check_prompt_text(const Args& args) {
     }
 }
 
+// A prompt to an ACP agent (SPEC 15): a turn queued for its host; --wait: until it ends.
+Result prompt_acp_agent(Request& r, const AgentRecord& agent, const std::string& text) {
+    if (!agent.live()) {
+        throw refused("agent " + quote(agent.name) + " is terminated (" +
+                      agent.exit_reason.value_or("ended") + ")");
+    }
+    if (r.args.flag("no_enter")) {
+        throw usage_error(r.args.label("no_enter") +
+                          " is for agents in panes: an ACP agent gets its prompt as a turn");
+    }
+    AcpAgents acp(r.core.store(), r.core.clock());
+    AcpTurnRow turn = acp.prompt(agent, r.caller(), text);
+    bool ended = false, wait = r.args.flag("wait");
+    if (wait) turn = acp.wait_turn(turn.id, r.args.duration("timeout"), ended);
+    nlohmann::json doc = {{"success", true}, {"agentId", agent.id_string()}};
+    doc.update(to_json(turn));
+    if (wait && !ended) {
+        doc["success"] = false;
+        doc["error"] = "turn " + std::to_string(turn.id) + " is still " + turn.state + " after " +
+                       r.args.values().at("timeout").dump();
+        doc["code"] = "timeout";
+        return Result(doc, 124);
+    }
+    return Result(doc, wait ? stop_reason_exit_code(turn) : 0);
+}
+
 Result prompt_agent(Request& r) {
     std::string text = r.args.string("text");
     Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
     AgentRecord agent = agents.find(*r.team, r.args.string("name"), true);
+    if (AcpAgents(r.core.store(), r.core.clock()).is_acp(agent))
+        return prompt_acp_agent(r, agent, text);
+    if (r.args.flag("wait") || r.args.has("timeout")) {
+        throw usage_error(r.args.label("wait") + " and " + r.args.label("timeout") +
+                          " are for ACP agents (spawn --acp), whose turns end with a stop reason");
+    }
     if (!agent.live()) {
         throw refused("agent " + quote(agent.name) + " is terminated (" +
                       agent.exit_reason.value_or("ended") + "); there is no pane to type into");
@@ -141,6 +182,15 @@ const Operation spawn_agent_op{
              .type = Type::boolean,
              .help = "also tell it of a shutdown request by a notice typed into its pane (on "
                      "with --preset)"},
+            {.name = "acp",
+             .type = Type::boolean,
+             .help = "host CMD as an Agent Client Protocol agent (SPEC 15): structured turns, a "
+                     "transcript, permission requests to the leader; with --preset: its ACP "
+                     "program (claude, codex, gemini, opencode)"},
+            {.name = "permissions",
+             .help = "with --acp: ask (default), allow-reads, allow-all or deny: which permission "
+                     "requests are answered without asking the leader",
+             .placeholder = "POLICY"},
             {.name = "worktree",
              .type = Type::boolean,
              .help = "give it a git worktree of its own, on its own branch, under "
@@ -195,7 +245,9 @@ const Operation prompt_agent_op{
     .command = "prompt",
     .tool = "agent_prompt",
     .routes = {{"POST", "/api/teams/{team}/agents/{name}/prompt"}},
-    .summary = "type TEXT into the agent's pane and press Enter, as a person would",
+    .summary =
+        "type TEXT into the agent's pane and press Enter, as a person would; an ACP "
+        "agent gets it as a prompt turn, queued",
     .params =
         {
             {.name = "name",
@@ -212,8 +264,17 @@ const Operation prompt_agent_op{
             {.name = "no_enter",
              .type = Type::boolean,
              .help = "type the text without pressing Enter"},
+            {.name = "wait",
+             .type = Type::boolean,
+             .help = "an ACP agent: wait for the turn's end; the exit code says its stop reason "
+                     "(end_turn 0, cancelled 130, another 5, failed 1)"},
+            {.name = "timeout",
+             .type = Type::duration,
+             .help = "with --wait: how long at most (exit 124)",
+             .placeholder = "DUR"},
         },
     .access = Access::write,
+    .waits = true,
     .reconcile = true,
     .validate = check_prompt_text,
     .body = prompt_agent,

@@ -5,10 +5,12 @@
 #include <sstream>
 #include <thread>
 
+#include "acp/transcript.hpp"
 #include "base/error.hpp"
 #include "base/terminal_text.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
+#include "state/acp_rows.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
 #include "team/agent_screen.hpp"
@@ -137,6 +139,51 @@ Result follow_raw(Request& r, const AgentRecord& agent, const std::string& all, 
     }
 }
 
+// An ACP agent's transcript (SPEC 15), as the store keeps it: readable, and as records for
+// --json; --follow: what is added, as progress {output, records}, until the agent has ended.
+Result acp_transcript_logs(Request& r, const AgentRecord& agent, long long lines) {
+    auto read = [&] { return acp_transcript(r.core.store(), agent.id); };
+    if (!r.args.flag("follow")) {
+        nlohmann::json records = read();
+        return Result({{"agentId", agent.id_string()},
+                       {"output", last_lines(acp::render_records(records), lines)},
+                       {"records", records},
+                       {"source", "transcript"}});
+    }
+    auto store_changes = r.core.watch_changes();
+    std::vector<std::string> seen;  // each record as last sent
+    std::string drawn;              // the text sent so far
+    bool first = true;
+    for (;;) {
+        auto now = load_agent(r.core.store(), agent.id);
+        nlohmann::json records = read();
+        nlohmann::json changed = nlohmann::json::array();
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            std::string text = records[i].dump();
+            if (i < seen.size() && seen[i] == text) continue;
+            if (i >= seen.size()) seen.resize(i + 1);
+            seen[i] = text;
+            nlohmann::json record = records[i];
+            record["seq"] = i;
+            changed.push_back(record);
+        }
+        std::string text = acp::render_records(records);
+        std::string fresh;
+        if (first)
+            fresh = last_lines(text, lines);
+        else if (text.compare(0, drawn.size(), drawn) == 0)
+            fresh = text.substr(drawn.size());
+        else
+            for (const auto& c : changed) fresh += acp::render_record(c);
+        drawn = text;
+        first = false;
+        if (r.progress && (!fresh.empty() || !changed.empty()))
+            r.progress({{"output", fresh}, {"records", changed}});
+        if (!now || !now->live()) return Result(nullptr);
+        store_changes->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+    }
+}
+
 // What the agent's pane showed. Plain: the log as it is when it prints lines; when it draws a
 // screen, tmux's rendering of it (the pane's history, or the one kept when the pane went).
 // --raw: the log's bytes always. --screen: the screen as tmux renders it now.
@@ -145,6 +192,8 @@ Result agent_logs(Request& r) {
     AgentRecord agent = agents.find(*r.team, r.args.string("name"), true);
     long long lines = r.args.integer("lines").value_or(0);
     bool follow = r.args.flag("follow");
+    if (!r.args.flag("screen") && !r.args.flag("raw") && load_acp_session(r.core.store(), agent.id))
+        return acp_transcript_logs(r, agent, lines);
     tmux::Tmux& tmux = r.core.tmux();
     if (r.args.flag("screen")) {
         if (follow) return follow_screen(r, agent, lines);
@@ -182,7 +231,9 @@ const Operation agent_logs_op{
     .command = "logs",
     .tool = "agent_logs",
     .routes = {{"GET", "/api/teams/{team}/agents/{name}/logs"}},
-    .summary = "what the agent's pane showed, readable; kept after the pane is gone",
+    .summary =
+        "what the agent's pane showed, readable; kept after the pane is gone (an ACP "
+        "agent: its transcript; --json: its records)",
     .params =
         {
             {.name = "name",

@@ -10,7 +10,7 @@ namespace team::ops {
 namespace {
 
 // The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells,
-// executions (SPEC 13), team run, sessions, activity, worktrees (SPEC 14); then doctor.
+// executions (SPEC 13), team run, sessions, activity, worktrees (SPEC 14), ACP agents (SPEC 15); then doctor.
 // clang-format off
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,
@@ -28,6 +28,8 @@ const std::array kTable{
     &list_activity_op,
     &diff_agent_op,      &merge_agent_op,      &merge_check_op,     &list_worktrees_op,
     &restore_worktree_op, &remove_worktree_op, &gc_worktrees_op,    &repair_worktrees_op,
+    &cancel_turn_op,     &list_permissions_op, &answer_permission_op, &allow_permission_op,
+    &deny_permission_op,
     &doctor_op,
     &show_agent_op,
 };

@@ -18,6 +18,8 @@ extern const Operation kill_agent_op, approve_shutdown_op, reject_shutdown_op, c
 extern const Operation list_activity_op;
 extern const Operation diff_agent_op, merge_agent_op, merge_check_op, list_worktrees_op,
     restore_worktree_op, remove_worktree_op, gc_worktrees_op, repair_worktrees_op;
+extern const Operation cancel_turn_op, list_permissions_op, answer_permission_op,
+    allow_permission_op, deny_permission_op;
 extern const Operation kill_shell_op, release_shell_op, gc_shells_op;
 extern const Operation start_shell_op, list_shells_op, shell_status_op, shell_output_op,
     wait_shell_op, run_op;

@@ -289,6 +289,58 @@ CREATE INDEX worktrees_team ON worktrees(team_id, state);
 CREATE INDEX worktrees_agent ON worktrees(agent_id);
 CREATE INDEX worktrees_owed ON worktrees(team_id) WHERE snapshot_owed = 1;
 )sql",
+    // 10: agents hosted over the Agent Client Protocol (SPEC 15). `acp_agents` is the session
+    // of an agent spawned with --acp (its host, `team __acp ID`, keeps it up to date); its
+    // prompt turns queue in `acp_turns`, its permission requests wait in `acp_permissions`
+    // (answered by writing `answer`, which the host hands to the agent), and its transcript is
+    // one row per entry in `acp_transcript` (state/acp_rows.hpp).
+    R"sql(
+CREATE TABLE acp_agents (
+    agent_id     INTEGER PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    team_id      INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    policy       TEXT NOT NULL,
+    state        TEXT NOT NULL CHECK (state IN ('starting', 'ready', 'needs_auth', 'ended')),
+    session_id   TEXT,
+    agent_info   TEXT,                     -- JSON: initialize's agentInfo and capabilities
+    auth_methods TEXT,                     -- JSON, when it asked for authentication
+    end_reason   TEXT,
+    stderr_tail  TEXT,
+    cancels      INTEGER NOT NULL DEFAULT 0  -- cancel requests made; the host acts on new ones
+);
+CREATE TABLE acp_turns (
+    id          INTEGER PRIMARY KEY,
+    agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    text        TEXT NOT NULL,
+    source      TEXT NOT NULL,             -- who asked: a member id, or "message N"
+    state       TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed')),
+    stop_reason TEXT,
+    error       TEXT,
+    created_at  INTEGER NOT NULL,
+    ended_at    INTEGER
+);
+CREATE INDEX acp_turns_open ON acp_turns(agent_id, id) WHERE state IN ('queued', 'running');
+CREATE TABLE acp_permissions (
+    id          INTEGER PRIMARY KEY,
+    team_id     INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    number      INTEGER NOT NULL,          -- the host's number for it
+    tool_call   TEXT NOT NULL,             -- JSON
+    options     TEXT NOT NULL,             -- JSON [{optionId, name, kind}]
+    state       TEXT NOT NULL
+                CHECK (state IN ('open', 'answering', 'answered', 'cancelled', 'expired')),
+    answer      TEXT,                      -- the optionId chosen
+    answered_by TEXT,
+    created_at  INTEGER NOT NULL,
+    closed_at   INTEGER
+);
+CREATE INDEX acp_permissions_team ON acp_permissions(team_id, state);
+CREATE TABLE acp_transcript (
+    agent_id INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    seq      INTEGER NOT NULL,             -- the entry's place, from 0
+    record   TEXT NOT NULL,                -- JSON: acp/transcript's entry record
+    PRIMARY KEY (agent_id, seq)
+) WITHOUT ROWID;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -38,6 +38,9 @@ struct SpawnRequest {
     bool notify = false;
     // A git worktree of its own, on its own branch (SPEC 14): the agent starts in it.
     std::optional<WorktreeAsk> worktree;
+    // Hosted over the Agent Client Protocol (SPEC 15), with this permission policy: the pane
+    // runs `team __acp ID` (team/acp_host.hpp), which runs the command as an ACP agent.
+    std::optional<std::string> acp_policy;
 };
 
 // The pool of agent colours, in the order they are handed out.

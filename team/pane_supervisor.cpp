@@ -9,6 +9,7 @@
 #include "proc/process_table.hpp"
 #include "proc/signals.hpp"
 #include "proc/supervisor.hpp"
+#include "state/acp_rows.hpp"
 #include "state/members.hpp"
 #include "team/agent_end.hpp"
 #include "team/agent_screen.hpp"
@@ -36,6 +37,13 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     proc::Supervisor supervisor;
     proc::LaunchSpec spec;
     spec.argv = agent->command.get<std::vector<std::string>>();
+    if (load_acp_session(store, agent_id)) {
+        // An ACP agent: its host runs the command (team/acp_host.hpp), in this pane.
+        std::error_code ec;
+        auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+        spec.argv = {ec ? std::string("team") : self.string(), "__acp", "--home",
+                     store.home().string(), std::to_string(agent_id)};
+    }
     spec.cwd = agent->cwd.value_or("/");
     spec.capture_output = false;
     spec.null_stdin = false;

@@ -13,12 +13,14 @@
 #include "proc/pidfd.hpp"
 #include "proc/process_table.hpp"
 #include "proc/supervisor.hpp"
+#include "state/acp_rows.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
 #include "state/team_lock.hpp"
 #include "state/teams.hpp"
 #include "state/worktree_rows.hpp"
+#include "team/acp_agents.hpp"
 #include "team/agents.hpp"
 #include "team/presets.hpp"
 
@@ -117,6 +119,13 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
              static_cast<std::int64_t>(proc::start_time_of(::getpid()).value_or(0))});
         agent.log_file = agents.log_path(team, agent).string();
         set_agent_log_file(store, agent.id, *agent.log_file);
+        if (request.acp_policy) {
+            AcpSessionRow session;
+            session.agent_id = agent.id;
+            session.team_id = team.id;
+            session.policy = *request.acp_policy;
+            insert_acp_session(store, session);
+        }
         // The worktree's row before git is asked (SPEC 14): a crash between leaves a row that
         // `team worktree repair` reconciles with git's list.
         if (worktree) {
@@ -204,6 +213,17 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
     require_leader(caller, "spawn agents");
     SpawnRequest request = asked;
     std::optional<PresetWiring> wiring;
+    if (request.acp_policy) {
+        // An ACP agent gets `team mcp` through session/new, and its host answers shutdown
+        // requests for it: a preset only names its program.
+        request.acp_policy = check_acp_policy(*request.acp_policy);
+        if (request.preset && request.argv.empty())
+            request.argv = acp_preset_command(*request.preset);
+        else if (request.preset)
+            acp_preset_command(*request.preset);  // a known name all the same
+        request.preset.reset();
+        request.notify = false;
+    }
     if (request.preset) {
         check_name(request.name, "agent name");
         wiring = wire_preset({*request.preset, self_exe(), store_.home(), team.name, request.name},

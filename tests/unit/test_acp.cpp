@@ -117,10 +117,10 @@ TEST_CASE("the transcript merges consecutive chunks and upserts tool calls", "[a
                   "plan:\n  [x] x\nmode: code\n— end_turn\n");
     json records = t.records();
     CHECK(records[3]["kind"] == "tool_call");
-    CHECK(records[3]["id"] == "c1");
+    CHECK(records[3]["toolCall"]["toolCallId"] == "c1");
     CHECK(records[7]["kind"] == "other");
-    CHECK(records[7]["update_kind"] == "future_kind");
-    CHECK(records[8]["stop_reason"] == "end_turn");
+    CHECK(records[7]["updateKind"] == "future_kind");
+    CHECK(records[8]["stopReason"] == "end_turn");
 }
 
 TEST_CASE("a failed turn and a new turn's chunks are entries of their own", "[acp-unit]") {

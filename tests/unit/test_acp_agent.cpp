@@ -167,7 +167,7 @@ TEST_CASE("acp: unknown update kinds, fields and methods; _meta tolerated", "[ac
     CHECK(r.stop_reason == "end_turn");
     json records = rig.client->transcript_records();
     CHECK(records[1]["kind"] == "other");
-    CHECK(records[1]["update_kind"] == "future_kind");
+    CHECK(records[1]["updateKind"] == "future_kind");
     CHECK(records[2]["text"] == "still readerror -32601");  // a chunk with unknown fields, then the call's answer
     CHECK(rig.client->transcript_text().find("mode: plan") != std::string::npos);
 }
