@@ -56,6 +56,22 @@ void print_worktrees(const Output& out, const nlohmann::json& agents) {
     table.print(out);
 }
 
+// The session of the ACP agents, below the table (SPEC 15).
+void print_acp(const Output& out, const nlohmann::json& agents) {
+    for (const auto& a : agents) {
+        if (!a.contains("acp")) continue;
+        const auto& s = a["acp"];
+        std::string line = a["name"].get<std::string>() + ": ACP " + s["state"].get<std::string>() +
+                           ", permissions " + s["policy"].get<std::string>();
+        if (s["turn"].is_object()) line += ", turn " + s["turn"]["turn"].dump() + " running";
+        if (s.value("queued", 0) > 0) line += ", " + s["queued"].dump() + " queued";
+        if (s.value("openPermissions", 0) > 0)
+            line += ", " + s["openPermissions"].dump() + " permission request(s) waiting";
+        if (s["endReason"].is_string()) line += " (" + s["endReason"].get<std::string>() + ")";
+        out.line(line);
+    }
+}
+
 }  // namespace
 
 void add_agents_command(CLI::App& app) {
@@ -87,6 +103,7 @@ void add_agents_command(CLI::App& app) {
         }
         table.print(out);
         print_worktrees(out, r.doc);
+        print_acp(out, r.doc);
     });
     cmd->footer(
         "Every agent is first checked against its process and tmux: one whose process has ended\n"

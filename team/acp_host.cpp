@@ -601,25 +601,27 @@ int host_acp_agent(Store& store, std::int64_t agent_id) {
             host.with_store([&] {
                 // Messages to the agent: a shutdown request is answered by the host; any other
                 // becomes a prompt turn (in the same transaction as it is marked read).
-                store.write([&] {
-                    InboxSelection unread;
-                    unread.unread = true;
-                    auto inbox = inbox_of(store, *team, agent_id, unread);
-                    if (inbox.empty()) return;
-                    for (const auto& m : inbox) {
-                        if (m.type == "shutdown_request") {
-                            work.shutdown = true;
-                        } else if (m.type == "message" || m.type == "broadcast") {
-                            AcpTurnRow t;
-                            t.agent_id = agent_id;
-                            t.text = "[message from " + m.from + "] " + m.text;
-                            t.source = "message " + std::to_string(m.id);
-                            t.created_at = clock.now();
-                            insert_acp_turn(store, t);
+                // Looked at first outside a write: a write commits, and a commit wakes every
+                // watcher of the home, this host included.
+                InboxSelection unread;
+                unread.unread = true;
+                if (!inbox_of(store, *team, agent_id, unread).empty())
+                    store.write([&] {
+                        auto inbox = inbox_of(store, *team, agent_id, unread);
+                        for (const auto& m : inbox) {
+                            if (m.type == "shutdown_request") {
+                                work.shutdown = true;
+                            } else if (m.type == "message" || m.type == "broadcast") {
+                                AcpTurnRow t;
+                                t.agent_id = agent_id;
+                                t.text = "[message from " + m.from + "] " + m.text;
+                                t.source = "message " + std::to_string(m.id);
+                                t.created_at = clock.now();
+                                insert_acp_turn(store, t);
+                            }
                         }
-                    }
-                    mark_unread_read(store, inbox, clock.now());
-                });
+                        mark_unread_read(store, inbox, clock.now());
+                    });
                 work.turns = queued_acp_turns(store, agent_id, turn_cursor);
                 work.answers = answering_acp_permissions(store, agent_id);
                 auto now = load_acp_session(store, agent_id);

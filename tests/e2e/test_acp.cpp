@@ -265,6 +265,21 @@ TEST_CASE("acp: terminals are the agent's background shells", "[acp]") {
     }));
     CHECK(eventually(
         [&] { return !fs::exists("/proc/" + team::test::lines_of(grandchild).front()); }));
+    // Release while it runs: ended, and the id is gone for the agent (its shell stays listed).
+    h.prompt_wait("a1", "terminal-release sleep 600");
+    CHECK(team::test::lines_of(h.said("a1")).back() == "released: -32002");
+    CHECK(eventually([&] {
+        for (const auto& s : h.ok({"shell", "list", "--all"}))
+            if (s["command"][0] == "sleep" && s["status"] == "running") return false;
+        return true;
+    }));
+
+    // 200 MB of output: the agent gets its tail, the file keeps the shell's limit.
+    auto [big, doc2] = h.prompt_wait("a1", "terminal 1000 head -c 200000000 /dev/zero", "120s");
+    CHECK(big == 0);
+    auto tail = last();
+    CHECK(tail["truncated"] == true);
+    CHECK(tail["output"].get<std::string>().size() == 1000);
     h.ok({"kill-agent", "a1", "--force"});
     h.check_nothing_left();
 }
@@ -339,5 +354,20 @@ TEST_CASE("acp: bad input is refused and changes nothing", "[acp]") {
     h.wait_terminated("a1");
     CHECK(h.ok({"agents"}).size() == 1);
     h.ok({"kill-agent", "p1", "--force"});
+    h.check_nothing_left();
+}
+
+TEST_CASE("acp: an agent that ignores cancel is ended after 10 s, its terminal with it", "[acp]") {
+    if (!peer_ready()) return;
+    AcpHome h("acp-ignore");
+    h.spawn_acp("a1");
+    h.ok({"prompt", "a1", "terminal - sleep 600"});
+    REQUIRE(eventually([&] { return h.ok({"shell", "list"}).size() == 1; }, bound(15000)));
+    CHECK(h.ok({"cancel", "a1"})["cancelled"] == true);
+    // The scripted agent waits for its terminal whatever comes: the host ends it at the deadline.
+    auto gone = h.wait_terminated("a1", 40000);
+    CHECK(gone["acp"]["state"] == "ended");
+    CHECK_THAT(gone["acp"]["endReason"].get<std::string>(), Catch::Contains("session/cancel"));
+    CHECK(eventually([&] { return h.ok({"shell", "list"}).empty(); }));
     h.check_nothing_left();
 }
