@@ -371,3 +371,27 @@ TEST_CASE("acp: an agent that ignores cancel is ended after 10 s, its terminal w
     CHECK(eventually([&] { return h.ok({"shell", "list"}).empty(); }));
     h.check_nothing_left();
 }
+
+TEST_CASE("acp: an agent that asks for authentication, one that answers another protocol version",
+          "[acp]") {
+    if (!peer_ready()) return;
+    AcpHome h("acp-auth");
+    // needs_auth: recorded with its methods, the leader told, prompts refused.
+    h.ok(
+        {"spawn", "a1", "--acp", "--env", h.mark.entry(), "--", "node", peer().string(), "--auth"});
+    REQUIRE(eventually([&] { return h.acp("a1")["state"] == "needs_auth"; }, bound(20000)));
+    CHECK(h.acp("a1")["authMethods"][0]["id"].is_string());
+    auto told = h.ok({"inbox", "--type", "acp_needs_auth", "--wait", "10s"});
+    REQUIRE(told.size() == 1);
+    CHECK(told[0]["data"]["agent"] == "a1");
+    team::test::check_refused(h, {"prompt", "a1", "say hi"}, 4);
+
+    // A protocol version we did not offer: the agent is ended, with the reason.
+    h.ok({"spawn", "a2", "--acp", "--env", h.mark.entry(), "--", "node", peer().string(),
+          "--version", "2"});
+    auto gone = h.wait_terminated("a2", 20000);
+    CHECK(gone["acp"]["state"] == "ended");
+    CHECK_THAT(gone["acp"]["endReason"].get<std::string>(), Catch::Contains("protocol version"));
+    h.ok({"kill-agent", "a1", "--force"});
+    h.check_nothing_left();
+}
