@@ -213,8 +213,11 @@ class StoreHost final : public acp::Host {
     }
     Store& store() { return store_; }
 
-    // A prompt turn we queued on the client: its row.
-    void map_turn(int number, std::int64_t row) {
+    // Queues a turn on the client, for its row. The client may start it before prompt()
+    // returns: turn_row() waits on prompt_mutex_ for the number to be mapped.
+    void prompt(acp::Client& client, const std::string& text, std::int64_t row) {
+        std::lock_guard prompting(prompt_mutex_);
+        int number = client.prompt(text);
         std::lock_guard lock(mutex_);
         turn_rows_[number] = row;
     }
@@ -293,7 +296,9 @@ class StoreHost final : public acp::Host {
 
     void turn_ended(int number, const acp::TurnResult& result) override {
         auto row = turn_row(number);
-        dirty();
+        // The transcript first, its stop entry included: whoever sees the turn ended (prompt
+        // --wait) then reads all of it.
+        flush();
         if (!row) return;
         std::optional<std::string> reason, error;
         if (result.ok())
@@ -372,6 +377,7 @@ class StoreHost final : public acp::Host {
 
   private:
     std::optional<std::int64_t> turn_row(int number) {
+        std::lock_guard prompting(prompt_mutex_);
         std::lock_guard lock(mutex_);
         auto it = turn_rows_.find(number);
         if (it == turn_rows_.end()) return std::nullopt;
@@ -401,7 +407,9 @@ class StoreHost final : public acp::Host {
         }
     }
 
+    // Called by the writer, and by turn_ended on the client's turn thread.
     void flush() {
+        std::lock_guard flushing(flush_mutex_);
         if (!client_) return;
         json records = client_->transcript_records();
         std::vector<std::pair<std::size_t, json>> changed;
@@ -507,10 +515,12 @@ class StoreHost final : public acp::Host {
     bool ended_ = false, dirty_ = false, stopping_ = false;
     std::string end_reason_;
     std::thread writer_;
-    // The writer's own (its thread only).
+    // What was written and drawn (under flush_mutex_).
     std::vector<std::string> written_, drawn_;
     std::size_t last_drawn_ = 0;
-    std::mutex draw_mutex_;  // the pane's lines: the writer's and note()'s
+    std::mutex prompt_mutex_;  // a turn queued and mapped to its row, as one
+    std::mutex flush_mutex_;   // written_ and drawn_: one flush at a time
+    std::mutex draw_mutex_;    // the pane's lines: the writer's and note()'s
     bool out_pending_newline_ = false;
     bool lines_between_ = false;  // a note came after the last record drawn
 };
@@ -637,8 +647,7 @@ int host_acp_agent(Store& store, std::int64_t agent_id) {
         for (const auto& t : work.turns) {
             turn_cursor = t.id;
             try {
-                int number = client.prompt(t.text);
-                host.map_turn(number, t.id);
+                host.prompt(client, t.text, t.id);
             } catch (const Error& e) {
                 host.with_store([&] {
                     store.write(
