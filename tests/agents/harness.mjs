@@ -14,6 +14,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const TEAM = resolve(process.env.TEAM_BINARY ?? process.env.TEAM_DEFAULT_BINARY ?? join(here, '../../build/team'));
 export const CLAUDE = join(here, 'node_modules/@anthropic-ai/claude-code/bin/claude.exe');
 export const CODEX = join(here, 'node_modules/.bin/codex');
+// Claude Code's ACP adapter (claude-agent-acp): it runs the Claude Agent SDK, which runs the SDK's
+// own Claude Code binary (@anthropic-ai/claude-agent-sdk-linux-x64, the release the SDK was built
+// with).
+export const CLAUDE_ACP = join(here, 'node_modules/.bin/claude-agent-acp');
 
 // The fake key: Claude Code asks once whether to use a key from the environment, unless its last
 // 20 characters are already approved in its config.
@@ -21,14 +25,15 @@ export const FAKE_KEY = 'sk-ant-api03-team-tests-fake-key-0123456789abcdefghijkl
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Live (not zombie) processes whose environment carries `mark`.
-export function marked(mark) {
+// Live (not zombie) processes whose environment carries `mark` (and every one of `more`).
+export function marked(mark, ...more) {
   const found = [];
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
     try {
       if (/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) continue;
-      if (readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(mark)) found.push(Number(pid));
+      const env = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+      if ([mark, ...more].every((m) => env.includes(m))) found.push(Number(pid));
     } catch {
       // gone, or not ours to read
     }
@@ -94,11 +99,11 @@ export class Home {
     };
   }
 
-  // `team ARGS` as the leader: {code, stdout, stderr, ms}.
-  team(args, { timeoutMs = 120000, env = {} } = {}) {
+  // `team ARGS` as the leader: {code, stdout, stderr, ms}. `signal` (an AbortSignal) ends it early.
+  team(args, { timeoutMs = 120000, env = {}, signal } = {}) {
     const started = performance.now();
     return new Promise((done) => {
-      execFile(TEAM, args, { env: this.env(env), timeout: timeoutMs, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+      execFile(TEAM, args, { env: this.env(env), timeout: timeoutMs, maxBuffer: 64 << 20, signal }, (error, stdout, stderr) => {
         done({ code: error ? error.code ?? 1 : 0, stdout, stderr, ms: performance.now() - started });
       });
     });
@@ -125,8 +130,9 @@ export class Home {
 
   // Claude Code's config directory, prepared so that no first-run screen shows: onboarding done,
   // the fake key approved, this team's directory trusted, the team's tools, Bash and Write
-  // allowed without asking; with `channels`, the channels' feature flag in its cached features.
-  claudeConfig(name, { channels = false } = {}) {
+  // allowed without asking (`permissions`: settings.json's permissions instead); with `channels`,
+  // the channels' feature flag in its cached features.
+  claudeConfig(name, { channels = false, permissions = { allow: ['mcp__team', 'Bash', 'Write'] } } = {}) {
     const dir = join(this.dir, `claude-${name}`);
     mkdirSync(dir, { recursive: true });
     const config = {
@@ -139,21 +145,25 @@ export class Home {
     };
     if (channels) config.cachedGrowthBookFeatures = { tengu_harbor: true };
     writeFileSync(join(dir, '.claude.json'), JSON.stringify(config, null, 2));
-    writeFileSync(join(dir, 'settings.json'), JSON.stringify({
-      permissions: { allow: ['mcp__team', 'Bash', 'Write'] },
-    }, null, 2));
+    writeFileSync(join(dir, 'settings.json'), JSON.stringify({ permissions }, null, 2));
     return dir;
   }
 
-  // `team spawn NAME --preset claude` on Claude Code from tests/agents, its model `fake`.
-  async spawnClaude(name, fake, { channels = false, args = [], env = [] } = {}) {
-    const config = this.claudeConfig(name, { channels });
+  // The `--env` flags of `team spawn` that point Claude Code (config directory `config`) at the
+  // fake model `fake`.
+  claudeEnv(config, fake, { channels = false } = {}) {
     const flags = ['--env', `CLAUDE_CONFIG_DIR=${config}`, '--env', `ANTHROPIC_BASE_URL=${fake.url}`,
       '--env', `ANTHROPIC_API_KEY=${FAKE_KEY}`, '--env', 'DISABLE_AUTOUPDATER=1', '--env', 'DISABLE_ERROR_REPORTING=1'];
     // No traffic beyond the fake: telemetry and the other non-essential calls off. Claude Code
     // then ignores its cached feature flags too, the channels' one among them: a channel needs
     // them on (what it then tries to reach: docs/testing.md).
     if (!channels) flags.push('--env', 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1', '--env', 'DISABLE_TELEMETRY=1');
+    return flags;
+  }
+
+  // `team spawn NAME --preset claude` on Claude Code from tests/agents, its model `fake`.
+  async spawnClaude(name, fake, { channels = false, args = [], env = [] } = {}) {
+    const flags = this.claudeEnv(this.claudeConfig(name, { channels }), fake, { channels });
     for (const e of env) flags.push('--env', e);
     const extra = channels ? ['--dangerously-load-development-channels', 'server:team'] : [];
     return this.json(['spawn', name, '--preset', 'claude', ...flags, '--', CLAUDE, ...extra, ...args]);

@@ -8,8 +8,9 @@ import { test } from 'node:test';
 import { withHome } from './harness.mjs';
 import { scenarios as claude } from './claude.mjs';
 import { scenarios as others } from './others.mjs';
+import { scenarios as acp } from './acp.mjs';
 
-const all = { ...claude, ...others };
+const all = { ...claude, ...others, ...acp };
 const wanted = process.argv.slice(2);
 for (const name of wanted) {
   if (!all[name]) {
