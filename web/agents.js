@@ -3,16 +3,19 @@
 // Stop and a Force button per live agent, and a spinner on the row while its request runs. An
 // agent with a git worktree (SPEC 14) has a line of its own under its row, the table's full width:
 // its branch, commits ahead/behind, and badges for a dirty tree, a conflict with another agent's
-// branch and one with the base. That line is a keyed row too (the agent's key and "|wt").
+// branch and one with the base. That line is a keyed row too (the agent's key and "|wt"). An agent
+// on the Agent Client Protocol has a line of its own as well ("|acp", acp.js): its ACP state, its
+// turn, its queue and open permission requests, its transcript, and Cancel while a turn runs.
 import { api, teamPath } from './api.js';
 import { h, setText, KeyedList } from './dom.js';
 import { toast, toastError, confirmAction, timeEl, setTime } from './ui.js';
 import { worktreeLine } from './worktrees.js';
+import { acpLine } from './acp.js';
 
 const LIVE = new Set(['spawning', 'active', 'shutting_down']);
 
 export class AgentsTable {
-  // ctx: {team(): name, openTasks(name): count, openLog(name), changed()}
+  // ctx: {team(): name, openTasks(name): count, openLog(name), openTranscript(name), changed()}
   constructor(ctx) {
     this.ctx = ctx;
     this.agents = [];
@@ -21,16 +24,19 @@ export class AgentsTable {
     this.showEnded = true;
     this.selected = null;
     this.body = document.getElementById('agents-body');
-    // Items: {a} for an agent's row, {a, wt: true} for its worktree's line.
+    // Items: {a} for an agent's row, {a, acp: true} for its ACP line, {a, wt: true} for its
+    // worktree's line.
     this.list = new KeyedList(this.body, {
-      key: ({ a, wt }) => `${a.agentId}|${a.createdAt}${wt ? '|wt' : ''}`,
-      signature: ({ a, wt }) =>
+      key: ({ a, wt, acp }) => `${a.agentId}|${a.createdAt}${wt ? '|wt' : acp ? '|acp' : ''}`,
+      signature: ({ a, wt, acp }) =>
         wt
           ? JSON.stringify([a.worktree, LIVE.has(a.status), this.selected === a.name])
-          : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal,
-            this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree)]),
-      create: ({ a, wt }) => (wt ? this.createWorktreeRow(a) : this.createRow(a)),
-      update: (tr, { a, wt }) => (wt ? this.updateWorktreeRow(tr, a) : this.updateRow(tr, a)),
+          : acp
+            ? JSON.stringify([a.acp, a.status, Boolean(a.worktree), this.busy.has(a.name), this.selected === a.name])
+            : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal,
+              this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree), Boolean(a.acp)]),
+      create: ({ a, wt, acp }) => (wt ? this.createWorktreeRow(a) : acp ? this.createAcpRow(a) : this.createRow(a)),
+      update: (tr, { a, wt, acp }) => (wt ? this.updateWorktreeRow(tr, a) : acp ? this.updateAcpRow(tr, a) : this.updateRow(tr, a)),
     });
   }
 
@@ -54,6 +60,7 @@ export class AgentsTable {
     const items = [];
     for (const a of shown) {
       items.push({ a });
+      if (a.acp) items.push({ a, acp: true });
       if (a.worktree) items.push({ a, wt: true });
     }
     this.list.render(items);
@@ -107,11 +114,31 @@ export class AgentsTable {
     tr.classList.toggle('busy', busy);
     tr.classList.toggle('ended', !live);
     tr.classList.toggle('selected', this.selected === a.name);
-    tr.classList.toggle('has-wt', Boolean(a.worktree));
+    tr.classList.toggle('has-wt', Boolean(a.worktree) && !a.acp);
+    tr.classList.toggle('has-acp', Boolean(a.acp));
     tr.setAttribute('aria-busy', busy ? 'true' : 'false');
     stop.hidden = force.hidden = !live;
     stop.disabled = busy || a.status === 'shutting_down';
     force.disabled = busy;
+  }
+
+  createAcpRow(a) {
+    return h('tr.acp-row', { dataset: { acpOf: a.name } }, h('td', { colspan: 8 }, h('div.acp-line')));
+  }
+
+  // Rebuilt whole, and only when its ACP state, its turn or its buttons changed (the signature).
+  updateAcpRow(tr, a) {
+    const live = LIVE.has(a.status);
+    tr.classList.toggle('ended', !live);
+    tr.classList.toggle('selected', this.selected === a.name);
+    tr.classList.toggle('has-wt', Boolean(a.worktree)); // its worktree's line comes next
+    tr.firstChild.firstChild.replaceChildren(...acpLine(a, {
+      live,
+      busy: this.busy.has(a.name),
+      open: this.selected === a.name,
+      transcript: () => this.ctx.openTranscript(a.name),
+      cancel: () => this.cancel(a.name),
+    }));
   }
 
   createWorktreeRow(a) {
@@ -154,6 +181,34 @@ export class AgentsTable {
       const n = r.reassignedTasks?.length ?? 0;
       return `${name}: ${r.phase ?? 'force_killed'}${n ? `, ${n} task${n === 1 ? '' : 's'} handed back` : ''}`;
     });
+  }
+
+  // Cancels the running turn of an ACP agent (session/cancel); the turn's end comes as an event.
+  async cancel(name) {
+    this.busy.add(name);
+    this.render();
+    this.ctx.busyChanged?.(name);
+    try {
+      const r = await api(teamPath(this.ctx.team(), 'agents', name, 'cancel'), { method: 'POST', body: {} });
+      toast(`${name}: ${r.cancelled === false ? 'no turn was running' : 'turn cancelled'}`, { ok: true });
+    } catch (e) {
+      toastError(e);
+    } finally {
+      this.busy.delete(name);
+      await this.ctx.changed().catch(() => {});
+      this.render();
+      this.ctx.busyChanged?.(name);
+    }
+  }
+
+  find(name) {
+    // the newest record of that name (a reused name is a new record)
+    for (let i = this.agents.length - 1; i >= 0; i--) if (this.agents[i].name === name) return this.agents[i];
+    return null;
+  }
+
+  hasAcp() {
+    return this.agents.some((a) => a.acp);
   }
 
   // Whether a live agent works in a worktree: its commits are no activity event, so the page

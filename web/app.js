@@ -1,6 +1,7 @@
 // The dashboard of `team serve` (SPEC 13): the teams, a team's agents (with their worktrees' git
 // state, SPEC 14), tasks, running executions, inboxes, activity, an agent's log, open shutdown
-// requests and the kept worktrees, kept up to date by one event stream (GET /api/events). An event
+// requests, the kept worktrees, and for agents on the Agent Client Protocol their permission
+// requests and transcripts, kept up to date by one event stream (GET /api/events). An event
 // marks what it touches as stale; a short coalescing delay later each stale part is fetched again,
 // one request per part at a time, and rendered with keyed row updates. The page never polls for
 // everything; only what changes without an activity event is also refreshed on a modest
@@ -13,6 +14,7 @@ import { AgentsTable } from './agents.js';
 import { ShutdownsPanel, ExecutionsPanel, TasksPanel, InboxesPanel, ActivityPanel } from './panels.js';
 import { LogPanel } from './log.js';
 import { WorktreesPanel } from './worktrees.js';
+import { PermissionsPanel, TranscriptPanel } from './acp.js';
 
 const $ = (id) => document.getElementById(id);
 const state = { teams: [], team: null, status: null };
@@ -23,13 +25,23 @@ const agents = new AgentsTable({
   team: currentTeam,
   openTasks: (name) => tasks.openFor(name),
   openLog: (name) => openLog(name),
+  openTranscript: (name) => openTranscript(name),
   changed: () => refreshNow('agents', 'status', 'tasks', 'teams'),
+  busyChanged: () => transcript.sync(),
 });
 const shutdowns = new ShutdownsPanel();
 const executions = new ExecutionsPanel({ team: currentTeam, changed: () => refreshNow('executions') });
 const inboxes = new InboxesPanel({ team: currentTeam });
 const activity = new ActivityPanel();
 const log = new LogPanel({ team: currentTeam, onClose: () => agents.select(null) });
+const permissions = new PermissionsPanel({ team: currentTeam, changed: () => refreshNow('permissions', 'agents') });
+const transcript = new TranscriptPanel({
+  team: currentTeam,
+  agent: (name) => agents.find(name),
+  busy: (name) => agents.busy.has(name),
+  cancel: (name) => agents.cancel(name),
+  onClose: () => agents.select(null),
+});
 const worktrees = new WorktreesPanel({ team: currentTeam, changed: () => refreshNow('worktrees', 'agents') });
 
 // ---- loading, one request per part at a time ----
@@ -61,7 +73,12 @@ function serial(fn) {
 const loaders = {
   teams: serial(loadTeams),
   status: serial(loadStatus),
-  agents: serial(() => agents.load()),
+  agents: serial(async () => {
+    await agents.load();
+    transcript.sync();
+    // The permission requests are shown (and asked for) once the team has an ACP agent.
+    if (permissions.enable(agents.hasAcp() || permissions.enabled)) await loaders.permissions().catch(report);
+  }),
   tasks: serial(async () => {
     await tasks.load(state.team);
     agents.render(); // the tasks column
@@ -71,8 +88,10 @@ const loaders = {
   inboxes: serial(() => inboxes.refresh()),
   log: serial(() => log.refresh()),
   worktrees: serial(() => worktrees.load()), // only while its panel is open
+  permissions: serial(() => permissions.load()), // only once the team has an ACP agent
+  transcript: serial(() => transcript.refresh()), // only while one is open
 };
-const TEAM_PARTS = ['status', 'agents', 'tasks', 'executions', 'activity', 'worktrees'];
+const TEAM_PARTS = ['status', 'agents', 'tasks', 'executions', 'activity', 'worktrees', 'permissions'];
 
 function refreshNow(...parts) {
   return Promise.all(parts.map((p) => loaders[p]().catch(report)));
@@ -144,8 +163,10 @@ async function selectTeam(name) {
   if (decodeURIComponent(location.hash.slice(1)) !== name) history.replaceState(null, '', '#' + encodeURIComponent(name));
   $('team-select').value = name;
   if (log.name) log.close();
+  transcript.close();
   inboxes.close();
   worktrees.reset();
+  permissions.reset();
   document.title = `${name} · team`;
   await refreshNow(...TEAM_PARTS, 'inboxes');
   // The first full render of a team: what bench-paint and the tests wait for.
@@ -163,9 +184,19 @@ async function selectTeam(name) {
   }
 }
 
+// An agent's name opens its log; an ACP agent's, its transcript. One of the two at a time.
 function openLog(name) {
+  if (agents.find(name)?.acp) return openTranscript(name);
+  transcript.close();
   agents.select(name);
   log.open(name);
+}
+
+function openTranscript(name) {
+  if (log.name) log.close();
+  agents.select(name);
+  transcript.open(name);
+  refreshNow('transcript');
 }
 
 // ---- live events ----
@@ -177,6 +208,10 @@ function partsFor(type) {
   if (/^worktree_/.test(type)) return ['worktrees', 'agents'];
   if (/^tasks?_/.test(type)) return ['tasks', 'teams', 'status'];
   if (/^(shell|execution|session)_/.test(type)) return ['executions'];
+  // A transcript's growth touches only that transcript (onEvent); a turn, the agent's line.
+  if (type === 'acp_transcript') return [];
+  if (/^acp_/.test(type)) return ['agents', 'status'];
+  if (/^permission_/.test(type)) return ['permissions', 'agents'];
   if (/^team_/.test(type)) return ['teams', 'status', 'agents'];
   return ['teams', ...TEAM_PARTS];
 }
@@ -194,7 +229,12 @@ function onEvent(ev) {
   // Rows of no team (a shell started outside any team) are home-wide: shown in every feed.
   if (row.id !== undefined) activity.add(row);
   const parts = partsFor(type);
-  if (log.name && String(row.details?.agentId ?? '').split('@')[0] === log.name) parts.push('log');
+  const about = String(row.details?.agentId ?? '').split('@')[0];
+  if (log.name && about === log.name) parts.push('log');
+  if (/^permission_/.test(type)) permissions.enable(true);
+  // The open transcript: fetched again (150 ms after the first of a burst) when its agent's
+  // transcript, turn or permissions changed; never on a timer.
+  if (transcript.name && about === transcript.name && /^(acp_|permission_)/.test(type)) parts.push('transcript');
   markStale(...parts);
   // Inboxes: the recipients of a send, or the agent and the leader of a shutdown step.
   if (inboxes.isOpen()) {
@@ -218,7 +258,7 @@ function connectEvents() {
   es.addEventListener('open', () => {
     setConn('live');
     // After a gap, fetch everything again: what happened meanwhile may not all be replayed.
-    if (wasOpen || connectEvents.dropped) markStale('teams', ...TEAM_PARTS);
+    if (wasOpen || connectEvents.dropped) markStale('teams', ...TEAM_PARTS, 'transcript');
     wasOpen = true;
   });
   es.addEventListener('error', () => {

@@ -286,7 +286,7 @@ export function describe(row) {
   const parts = [];
   for (const k of ['agentId', 'execution_id', 'shellId', 'shell_id', 'taskId', 'subject', 'owner', 'status', 'phase',
     'exitReason', 'exitCode', 'returncode', 'signal', 'reason', 'reassignedTasks', 'requestId', 'from', 'tasks', 'to', 'ids',
-    'agent', 'branch', 'into', 'strategy', 'commit']) {
+    'agent', 'branch', 'into', 'strategy', 'commit', 'permission', 'title', 'answer', 'by', 'turn', 'stopReason', 'error']) {
     let v = d[k];
     if (k === 'commit' && typeof v === 'string') v = v.slice(0, 7);
     if (v === undefined || v === null || v === '' || (Array.isArray(v) && !v.length)) continue;

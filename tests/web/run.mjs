@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Home, until, alive, tree, closeBrowser } from './harness.mjs';
 
 after(closeBrowser);
@@ -323,4 +324,107 @@ webTest('worktree agents show their branch and conflicts; the kept worktrees sho
   await kept('w2').locator('.wt-changes', { hasText: '↑1 ↓0 · 1 untracked' }).waitFor({ timeout: 15000 });
   // The refused check is a 409 (the page shows its files).
   home.allowedConsole.push(/status of 409/);
+});
+
+// The scripted ACP agent of tests/acp (each line of a prompt is one step of its script), run by
+// the node that runs these tests.
+const ACP_AGENT = fileURLToPath(new URL('../acp/agent.mjs', import.meta.url));
+const acpLine = (page, name) => page.locator(`#agents-body tr[data-acp-of="${name}"]`);
+
+webTest('an ACP agent: its permission request answered from the page, its transcript live, its turn cancelled from its card', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.teamOk(['spawn', 'a1', '--acp', '--permissions', 'ask', '--json', '--', process.execPath, ACP_AGENT]);
+  await home.serve();
+  const { page } = await home.open();
+  const line = acpLine(page, 'a1');
+  await line.locator('.acp-state', { hasText: 'ready' }).waitFor();
+  assert.equal((await line.locator('.acp-turn').textContent()).trim(), 'idle');
+  // A team with an ACP agent shows its permission requests: none yet.
+  await page.locator('#permissions-panel #perm-empty').waitFor();
+  // The transcript, open before the turn begins, follows it as it goes.
+  await line.getByRole('button', { name: 'Show the transcript of a1' }).click();
+  await page.locator('#acp-empty').waitFor();
+  const tr = page.locator('#acp-body');
+  const evil = '<img/src=x/onerror=window.__pwned=1>';
+  await home.teamOk(['prompt', 'a1', ['think pondering', 'plan read|write', `tool t1 read ${evil}`, 'say hello',
+    'permission edit', 'say after'].join('\n'), '--json']);
+
+  // The agent asks: a row with the agent, the tool call's title and kind, and one button per option.
+  const perm = page.locator('#perm-list li.perm', { hasText: 'a edit tool call' });
+  await perm.waitFor();
+  assert.equal(await perm.locator('.perm-agent').textContent(), 'a1');
+  assert.equal(await perm.locator('.perm-kind').textContent(), 'edit');
+  assert.deepEqual(await perm.locator('.perm-opts button').allTextContents(), ['Allow', 'Always allow', 'Reject', 'Always reject']);
+  assert.deepEqual(await perm.locator('.perm-opts button').evaluateAll((bs) => bs.map((b) => b.classList.contains('opt-allow') ? 'allow' : b.classList.contains('opt-reject') ? 'reject' : '?')),
+    ['allow', 'allow', 'reject', 'reject']);
+  await page.locator('#perm-count', { hasText: '1 open' }).waitFor();
+  await line.locator('.acp-perms', { hasText: '1 permission request' }).waitFor();
+  await line.locator('.acp-turn', { hasText: 'turn 1 running' }).waitFor();
+  // Meanwhile the transcript: the prompt, the thought (dimmed), the plan as a checklist with its
+  // first step done, the tool call with its status and content, the streamed text, the tool call
+  // waiting for the answer.
+  await tr.locator('.tr-prompt', { hasText: 'permission edit' }).waitFor();
+  await tr.locator('.tr-thought', { hasText: 'pondering' }).waitFor();
+  const plan = tr.locator('.tr-plan .tr-checklist li');
+  await until(async () => (await plan.count()) === 2, 'the plan of two steps');
+  assert.deepEqual(await plan.evaluateAll((lis) => lis.map((li) => [li.textContent, li.dataset.status, li.querySelector('input').checked])),
+    [['read', 'completed', true], ['write', 'pending', false]]);
+  const t1 = tr.locator('.tr-tool[data-tool-call="t1"]');
+  await t1.locator('.tool-st', { hasText: 'completed' }).waitFor();
+  assert.equal(await t1.locator('.tool-kind').textContent(), 'read');
+  assert.equal(await t1.locator('.tr-tool-title').textContent(), evil);
+  assert.equal(await t1.locator('.tr-tool-text').textContent(), 't1 done');
+  await tr.locator('.tr-msg', { hasText: 'hello' }).waitFor();
+  await tr.locator('.tr-tool[data-tool-call="perm-edit"]').waitFor();
+
+  // Allow: the row goes, and the agent goes on with the answer it got.
+  await perm.getByRole('button', { name: 'Allow', exact: true }).click();
+  await perm.waitFor({ state: 'detached' });
+  await page.locator('.toast.ok', { hasText: 'a1: Allow' }).waitFor();
+  await tr.locator('.tr-msg', { hasText: 'permission: allow' }).waitFor();
+  await tr.locator('.tr-msg', { hasText: 'after' }).waitFor();
+  await tr.locator('.tr-stop[data-stop-reason="end_turn"]').waitFor();
+  await line.locator('.acp-turn', { hasText: 'idle' }).waitFor();
+  assert.equal(await line.locator('.acp-perms').count(), 0, 'no open permission request left');
+  assert.equal(await line.locator('.acp-cancel').count(), 0, 'no Cancel without a running turn');
+  // The server's record of it, and the page's list of closed requests.
+  const all = await (await page.request.get(`${home.origin}/api/teams/web/permissions?all=true`)).json();
+  assert.equal(all.length, 1);
+  assert.equal(all[0].state, 'answered');
+  assert.equal(all[0].answer, 'allow');
+  await page.locator('#perm-closed').check();
+  await page.locator('#perm-list li.perm.closed', { hasText: 'answered: Allow' }).waitFor();
+
+  // A turn that waits for session/cancel: Cancel on its card ends it, and its stop reason shows.
+  await home.teamOk(['prompt', 'a1', 'wait-cancel', '--json']);
+  const cancel = line.getByRole('button', { name: 'Cancel the turn of a1' });
+  await line.locator('.acp-turn', { hasText: 'turn 2 running' }).waitFor();
+  await tr.locator('.tr-prompt', { hasText: 'wait-cancel' }).waitFor();
+  await page.locator('#acp-cancel').waitFor(); // the transcript's head has it too
+  await cancel.click();
+  await tr.locator('.tr-stop[data-stop-reason="cancelled"] .stop-reason', { hasText: 'cancelled' }).waitFor();
+  await cancel.waitFor({ state: 'detached' });
+  await page.locator('#acp-cancel').waitFor({ state: 'hidden' });
+  await page.locator('.toast.ok', { hasText: 'a1: turn cancelled' }).waitFor();
+  await page.locator('#activity-list li[data-type="acp_turn_ended"]').first().waitFor();
+
+  // A terminal in a tool call (its id is a background shell's) links to what that shell printed:
+  // the transcript's own rendering of such a record, against a real shell of the home.
+  const shell = await home.teamOk(['shell', 'start', '--json', '--', 'echo', '<b>from the shell</b>']);
+  await home.teamOk(['shell', 'wait', shell.shell_id, '--json']);
+  await page.evaluate(async (id) => {
+    const { renderRecord } = await import('/acp.js');
+    const { api, teamPath } = await import('/api.js');
+    const rec = { kind: 'tool_call', turn: 3, toolCall: { toolCallId: 'x1', title: 'run echo', kind: 'execute', status: 'completed',
+      content: [{ type: 'terminal', terminalId: id }], locations: [], rawInput: { command: 'echo' }, rawOutput: null } };
+    const probe = document.createElement('div');
+    probe.id = 'probe';
+    probe.append(renderRecord(rec, { terminal: (t) => api(teamPath('web', 'shells', t, 'output')) }));
+    document.body.append(probe);
+  }, shell.shell_id);
+  await page.locator('#probe').getByRole('button', { name: `Show the output of terminal ${shell.shell_id}` }).click();
+  await page.locator('#probe .tr-term-out', { hasText: '<b>from the shell</b>' }).waitFor();
+
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, 'nothing the agent wrote ran');
+  assert.equal(await page.locator('#board img').count(), 0, 'no img element was made');
 });
