@@ -94,12 +94,12 @@ Client::~Client() {
     }
     if (turns_thread_.joinable()) turns_thread_.join();
     host_.terminals().release_all();  // unblocks workers waiting for an exit
-    std::vector<std::thread> workers;
+    std::list<Worker> workers;
     {
         std::lock_guard lock(mutex_);
         workers.swap(workers_);
     }
-    for (auto& w : workers) w.join();
+    for (auto& w : workers) w.thread.join();
 }
 
 void Client::start() {
@@ -234,12 +234,13 @@ void Client::turn_loop() {
         json params = {{"sessionId", session_id_},
                        {"prompt", json::array({{{"type", "text"}, {"text", turn->text}}})}};
         lock.unlock();
-        host_.turn_started(turn->number);
         connection_.request("session/prompt", params, [this](Reply r) {
             std::lock_guard inner(mutex_);
             current_reply_ = std::move(r);
             changed_.notify_all();
         });
+        // Told once the prompt is on its way: the host's record of it waits for no one.
+        host_.turn_started(turn->number);
         lock.lock();
         for (;;) {
             if (current_reply_) break;
@@ -352,8 +353,21 @@ void Client::on_message(Incoming&& in) {
     if (in.method.rfind("terminal/", 0) == 0) {
         // Served on a thread of their own: wait_for_exit and kill take time.
         std::lock_guard lock(mutex_);
-        workers_.emplace_back(
-            [this, in = std::move(in)]() mutable { serve_terminal(std::move(in)); });
+        // Those that have finished are joined first: a long session makes many.
+        for (auto it = workers_.begin(); it != workers_.end();) {
+            if (it->done->load()) {
+                it->thread.join();
+                it = workers_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        auto done = std::make_shared<std::atomic<bool>>(false);
+        workers_.push_back({std::thread([this, done, in = std::move(in)]() mutable {
+                                serve_terminal(std::move(in));
+                                done->store(true);
+                            }),
+                            done});
         return;
     }
     serve(std::move(in));

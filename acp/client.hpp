@@ -10,10 +10,12 @@
 // reason, expires open permission requests and releases the agent's terminals.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -127,7 +129,11 @@ class Client {
     int next_turn_ = 1;
     bool stopping_ = false;
     std::thread turns_thread_;
-    std::vector<std::thread> workers_;  // terminal requests that wait
+    struct Worker {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> done;
+    };
+    std::list<Worker> workers_;  // terminal requests that wait
 };
 
 }  // namespace team::acp

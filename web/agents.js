@@ -152,20 +152,28 @@ export class AgentsTable {
     tr.firstChild.firstChild.replaceChildren(...worktreeLine(a.worktree));
   }
 
-  async kill(name, body, done) {
+  // POSTs `body` to the agent's `verb` (kill, cancel) with its row busy meanwhile; `done` says
+  // the answer in a toast. The row changes when the change has committed: what the server now
+  // says is fetched after it.
+  async act(name, verb, body, done) {
     this.busy.add(name);
     this.render();
+    this.ctx.busyChanged?.(name);
     try {
-      const r = await api(teamPath(this.ctx.team(), 'agents', name, 'kill'), { method: 'POST', body });
+      const r = await api(teamPath(this.ctx.team(), 'agents', name, verb), { method: 'POST', body });
       toast(done(r), { ok: true });
     } catch (e) {
       toastError(e);
     } finally {
       this.busy.delete(name);
-      // The row changes when the change has committed: fetch what the server now says.
       await this.ctx.changed().catch(() => {});
       this.render();
+      this.ctx.busyChanged?.(name);
     }
+  }
+
+  kill(name, body, done) {
+    return this.act(name, 'kill', body, done);
   }
 
   stop(name) {
@@ -184,21 +192,9 @@ export class AgentsTable {
   }
 
   // Cancels the running turn of an ACP agent (session/cancel); the turn's end comes as an event.
-  async cancel(name) {
-    this.busy.add(name);
-    this.render();
-    this.ctx.busyChanged?.(name);
-    try {
-      const r = await api(teamPath(this.ctx.team(), 'agents', name, 'cancel'), { method: 'POST', body: {} });
-      toast(`${name}: ${r.cancelled === false ? 'no turn was running' : 'turn cancelled'}`, { ok: true });
-    } catch (e) {
-      toastError(e);
-    } finally {
-      this.busy.delete(name);
-      await this.ctx.changed().catch(() => {});
-      this.render();
-      this.ctx.busyChanged?.(name);
-    }
+  cancel(name) {
+    return this.act(name, 'cancel', {},
+      (r) => `${name}: ${r.cancelled === false ? 'no turn was running' : 'turn cancelled'}`);
   }
 
   find(name) {
