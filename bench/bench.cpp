@@ -348,6 +348,7 @@ std::vector<Figure> figures(const std::string& team) {
     for (auto& f : scale_figures(team)) list.push_back(std::move(f));
     for (auto& f : serve_figures(team)) list.push_back(std::move(f));
     for (auto& f : git_figures(team)) list.push_back(std::move(f));
+    for (auto& f : acp_figures(team)) list.push_back(std::move(f));
     return list;
 }
 
@@ -364,6 +365,7 @@ struct Options {
 struct Result {
     std::string name;
     double goal_ms = 0;
+    std::string unit;             // empty: ms; else not a time (Figure::unit): no goal, no ratio
     std::vector<double> samples;  // in ms, in the order taken
     double median = NAN, p90 = NAN, p99 = NAN;
     std::string error;  // non-empty: FAILED
@@ -430,7 +432,8 @@ Result time_figure(const Figure& f, const Options& opt, FigureHome& home,
                    std::vector<double>* baseline) {
     Result r;
     r.name = f.name;
-    r.goal_ms = f.goal_ms;
+    r.goal_ms = f.unit.empty() ? f.goal_ms : 0;
+    r.unit = f.unit;
     r.error = home.error;
     if (!r.error.empty()) return r;
     try {
@@ -564,7 +567,8 @@ std::string fmt(const char* format, double v) {
 // A Markdown table, so that it can be pasted into docs/performance.md as it is.
 void print_table(const Result& base, const std::vector<Result>& results) {
     size_t width = 28;
-    for (const auto& r : results) width = std::max(width, r.name.size());
+    for (const auto& r : results)
+        width = std::max(width, r.name.size() + (r.unit.empty() ? 0 : r.unit.size() + 10));
     std::string format =
         "| %-" + std::to_string(width) + "s | %9s | %9s | %9s | %18s | %7s | %-7s |\n";
     const char* line = format.c_str();
@@ -577,8 +581,11 @@ void print_table(const Result& base, const std::vector<Result>& results) {
                               : no_goal               ? ""
                               : r.median <= r.goal_ms ? "ok"
                                                       : "OVER";
-        std::printf(line, r.name.c_str(), fmt("%.3f", r.median).c_str(), fmt("%.3f", r.p90).c_str(),
-                    fmt("%.3f", r.p99).c_str(), fmt("%.1fx", r.median / base.median).c_str(),
+        // A figure in another unit (MiB) has it in its name, and no ratio to a time.
+        std::string name = r.unit.empty() ? r.name : r.name + " (" + r.unit + ", not ms)";
+        std::printf(line, name.c_str(), fmt("%.3f", r.median).c_str(), fmt("%.3f", r.p90).c_str(),
+                    fmt("%.3f", r.p99).c_str(),
+                    r.unit.empty() ? fmt("%.1fx", r.median / base.median).c_str() : "-",
                     no_goal ? "" : fmt("%g ms", r.goal_ms).c_str(), verdict.c_str());
     };
     row(base, true);
@@ -599,9 +606,10 @@ nlohmann::json to_json(const Result& base, const std::vector<Result>& results, c
                             {"median_ms", num(r.median)},
                             {"p90_ms", num(r.p90)},
                             {"p99_ms", num(r.p99)},
-                            {"ratio", num(r.median / base.median)},
+                            {"ratio", r.unit.empty() ? num(r.median / base.median) : nullptr},
                             {"goal_ms", reference ? nlohmann::json() : nlohmann::json(r.goal_ms)},
                             {"ok", r.error.empty() && (reference || r.median <= r.goal_ms)}};
+        if (!r.unit.empty()) f["unit"] = r.unit;  // median_ms... are then in this unit
         if (!r.error.empty()) f["error"] = r.error;
         figs.push_back(f);
     }

@@ -38,6 +38,9 @@ struct Figure {
     // home: the first one's setup builds it, the last one's teardown ends it (for homes that
     // take long to build, such as the scale home).
     std::string shared_home = {};
+    // Empty: a time in ms. Otherwise the unit of a figure that is not a time (MiB of memory):
+    // its samples are in that unit, and it has no goal and no ratio to /bin/true.
+    std::string unit = {};
 };
 
 struct Captured {
@@ -81,5 +84,8 @@ std::vector<Figure> scale_figures(const std::string& team);
 std::vector<Figure> git_figures(const std::string& team);
 // team serve: a read with 50 event streams open, a commit's event at a stream (serve.cpp).
 std::vector<Figure> serve_figures(const std::string& team);
+// ACP agents: a prompt, a permission request and its answer, a terminal, a cancel crossing
+// between team processes and a hosted agent; the host's memory (acp.cpp).
+std::vector<Figure> acp_figures(const std::string& team);
 
 }  // namespace bench

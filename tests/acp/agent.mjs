@@ -26,8 +26,15 @@
 //   stop REASON           the turn's stop reason (end_turn when absent)
 // Flags: --auth (session/new wants `authenticate` first), --version N (answers protocol version
 // N), --ignore-eof (ignores the end of stdin and SIGTERM, and leaves a detached grandchild).
+// ACP_TEST_STAMP_FILE=PATH (for bench/acp.cpp; nothing is written without it): appends a line
+// "EVENT MS" per event, MS being CLOCK_MONOTONIC in milliseconds (process.hrtime.bigint() on
+// Linux, comparable with clock_gettime(CLOCK_MONOTONIC) of another process). EVENT: prompt (a
+// session/prompt received), permission-request (about to send session/request_permission),
+// permission-answer (its reply received), cancel (a session/cancel received), terminal-request /
+// terminal-created (terminal/create about to be sent / answered).
 import * as acp from "@agentclientprotocol/sdk";
 import { spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 
 const args = process.argv.slice(2);
@@ -41,6 +48,11 @@ if (flag("--ignore-eof")) {
   setInterval(() => {}, 1 << 30);
   spawn("sleep", ["600"], { detached: true, stdio: "ignore" }).unref();
 }
+
+const stampFile = process.env.ACP_TEST_STAMP_FILE;
+const stamp = stampFile
+  ? (event) => appendFileSync(stampFile, `${event} ${(Number(process.hrtime.bigint()) / 1e6).toFixed(3)}\n`)
+  : () => {};
 
 const sessions = new Map(); // sessionId -> { cwd, mcpServers, cancelled: Promise, cancel() }
 let nextSession = 1;
@@ -90,6 +102,7 @@ async function runStep(ctx, session, sessionId, line) {
       const kind = rest[0] ?? "edit";
       const toolCall = { toolCallId: `perm-${kind}`, title: `a ${kind} tool call`, kind, status: "pending" };
       await update({ sessionUpdate: "tool_call", ...toolCall });
+      stamp("permission-request");
       const answer = await client.request(acp.methods.client.session.requestPermission, {
         sessionId,
         toolCall,
@@ -100,6 +113,7 @@ async function runStep(ctx, session, sessionId, line) {
           { optionId: "reject-always", name: "Always reject", kind: "reject_always" },
         ],
       });
+      stamp("permission-answer");
       const outcome = answer.outcome.outcome === "selected" ? answer.outcome.optionId : "cancelled";
       await say(`permission: ${outcome}`);
       if (outcome === "cancelled") return "cancelled";
@@ -113,7 +127,9 @@ async function runStep(ctx, session, sessionId, line) {
       const [command, ...commandArgs] = limited ? rest.slice(1) : rest;
       const params = { sessionId, command, args: commandArgs, env: [{ name: "ACP_TEST", value: "1" }] };
       if (limit !== "-") params.outputByteLimit = Number(limit);
+      stamp("terminal-request");
       const { terminalId } = await client.request(acp.methods.client.terminal.create, params);
+      stamp("terminal-created");
       const ids = { sessionId, terminalId };
       if (verb === "terminal-release") {
         await client.request(acp.methods.client.terminal.release, ids);
@@ -215,6 +231,7 @@ const app = acp
     return { sessionId };
   })
   .onRequest(acp.methods.agent.session.prompt, async (ctx) => {
+    stamp("prompt");
     const { sessionId, prompt } = ctx.params;
     const session = sessions.get(sessionId);
     if (!session) throw acp.RequestError.sessionNotFound(sessionId);
@@ -229,6 +246,7 @@ const app = acp
     return { stopReason };
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+    stamp("cancel");
     sessions.get(params.sessionId)?.cancel?.();
   });
 
