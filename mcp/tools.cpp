@@ -61,6 +61,8 @@ const std::vector<Shape>& shapes() {
                      .convert = Convert::env_object,
                      .help = "environment variables for the agent, {\"NAME\": \"value\"}"}}},
         {.tool = "agent_list", .list_key = "agents"},
+        // An ACP agent's turn waited for (wait): 10 minutes at most, as every wait (SPEC 12).
+        {.tool = "agent_prompt", .bound = "timeout"},
         {.tool = "kill_agent",
          .fields = {{.tool = "teamName",
                      .param = "",

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/acp_peer.hpp"
 #include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/process.hpp"
@@ -18,16 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path peer() {
-    return team::test::source_dir() / "tests" / "acp" / "agent.mjs";
-}
+using team::test::acp_peer_ready;
 
-bool peer_ready() {
-    if (fs::exists(team::test::source_dir() / "tests" / "acp" / "node_modules" /
-                   "@agentclientprotocol" / "sdk" / "package.json"))
-        return true;
-    WARN("acp: skipped, tests/acp/node_modules is missing (scripts/setup installs it)");
-    return false;
+fs::path peer() {
+    return team::test::acp_peer();
 }
 
 class AcpHome : public team::test::AgentsHome {
@@ -108,7 +103,7 @@ class AcpHome : public team::test::AgentsHome {
 
 TEST_CASE("acp: spawn, the handshake, turns in order with their stop reasons, the transcript",
           "[acp]") {
-    if (!peer_ready()) return;
+    if (!acp_peer_ready()) return;
     AcpHome h("acp-turns");
     h.spawn_acp("a1");
     auto a = h.agent("a1");
@@ -166,7 +161,7 @@ TEST_CASE("acp: spawn, the handshake, turns in order with their stop reasons, th
 }
 
 TEST_CASE("acp: permission requests reach the leader: allow, deny (reject), cancel", "[acp]") {
-    if (!peer_ready()) return;
+    if (!acp_peer_ready()) return;
     AcpHome h("acp-perm");
     h.spawn_acp("a1");
 
@@ -230,7 +225,7 @@ TEST_CASE("acp: permission requests reach the leader: allow, deny (reject), canc
 }
 
 TEST_CASE("acp: terminals are the agent's background shells", "[acp]") {
-    if (!peer_ready()) return;
+    if (!acp_peer_ready()) return;
     AcpHome h("acp-term");
     h.spawn_acp("a1");
 
@@ -288,7 +283,7 @@ TEST_CASE(
     "acp: a graceful stop answers the handshake, a crash mid-turn, no orphan behind a "
     "wrapper that ignores EOF",
     "[acp][acp-sanitize]") {
-    if (!peer_ready()) return;
+    if (!acp_peer_ready()) return;
     AcpHome h("acp-stop");
 
     // Graceful: requested -> approved -> confirmed, through the host.
@@ -320,7 +315,7 @@ TEST_CASE(
 }
 
 TEST_CASE("acp: bad input is refused and changes nothing", "[acp]") {
-    if (!peer_ready()) return;
+    if (!acp_peer_ready()) return;
     AcpHome h("acp-bad");
     using team::test::check_refused;
     check_refused(h, {"spawn", "x", "--permissions", "ask", "--", "true"}, 2);
@@ -358,7 +353,7 @@ TEST_CASE("acp: bad input is refused and changes nothing", "[acp]") {
 }
 
 TEST_CASE("acp: an agent that ignores cancel is ended after 10 s, its terminal with it", "[acp]") {
-    if (!peer_ready()) return;
+    if (!acp_peer_ready()) return;
     AcpHome h("acp-ignore");
     h.spawn_acp("a1");
     h.ok({"prompt", "a1", "terminal - sleep 600"});
@@ -374,7 +369,7 @@ TEST_CASE("acp: an agent that ignores cancel is ended after 10 s, its terminal w
 
 TEST_CASE("acp: an agent that asks for authentication, one that answers another protocol version",
           "[acp]") {
-    if (!peer_ready()) return;
+    if (!acp_peer_ready()) return;
     AcpHome h("acp-auth");
     // needs_auth: recorded with its methods, the leader told, prompts refused.
     h.ok(

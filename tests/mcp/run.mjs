@@ -639,3 +639,133 @@ test('stdin closed mid-wait ends the server within 100 ms', withHome(async (home
   // 100 ms is SPEC 12's figure; the margin is for a loaded test machine.
   assert.ok(took < 500, `ended ${took} ms after stdin closed`);
 }));
+
+// ACP agents (SPEC 15) through MCP (issue 27): an agent spawned by the command line with the
+// scripted ACP agent of tests/acp (each line of a prompt is a step of its script); its turns,
+// permission requests, cancel and transcript through the tools. Skipped without tests/acp's
+// node_modules (scripts/setup installs them), as the acp tests are.
+const ACP_AGENT = join(here, '../acp/agent.mjs');
+const acpReady = existsSync(join(here, '../acp/node_modules/@agentclientprotocol/sdk/package.json'));
+
+// Waits (a short backoff, 30 s at most) until `check()` resolves true.
+async function until(what, check, ms = 30000) {
+  const deadline = Date.now() + ms;
+  for (let delay = 10; !(await check()); delay = Math.min(delay * 2, 200)) {
+    assert.ok(Date.now() < deadline, `not in time: ${what}`);
+    await sleep(delay);
+  }
+}
+
+// The agent's transcript (agent_logs) once `done(records)` holds. The host commits a turn's end
+// at once but writes its transcript in batches (at most one per 100 ms), so right after a
+// waited turn ended its last records may not be stored yet.
+async function untilLogs(client, name, done) {
+  let logs;
+  await until(`the transcript of ${name}`, async () => done((logs = await ok(client, 'agent_logs', { name })).records))
+    .catch((e) => assert.fail(`${e.message}: ${JSON.stringify(logs?.records)}`));
+  return logs;
+}
+
+test('ACP agents through MCP: a turn, its permission request listed and denied, a waited turn, cancel, bad answers',
+  { skip: !acpReady && 'acp: skipped, tests/acp/node_modules is missing' }, withHome(async (home) => {
+  const created = await home.team(['create', 'web', '--cwd', home.dir]);
+  assert.equal(created.code, 0, created.stderr);
+  const spawned = await home.team(['spawn', 'a1', '--acp', '--env', home.mark, '--', 'node', ACP_AGENT], { TEAM_NAME: 'web' });
+  assert.equal(spawned.code, 0, spawned.stderr);
+  const { client } = await home.client();
+
+  const { tools } = await client.listTools();
+  const tool = (name) => tools.find((t) => t.name === name);
+  for (const n of ['agent_cancel', 'permission_list', 'permission_answer', 'agent_prompt', 'agent_logs']) assert.ok(tool(n), `missing tool ${n}`);
+  assert.deepEqual(Object.keys(tool('permission_answer').inputSchema.properties).sort(), ['always', 'decision', 'id', 'option', 'team']);
+  assert.deepEqual(tool('permission_answer').inputSchema.required, ['id']);
+  assert.equal(tool('permission_answer').inputSchema.properties.id.type, 'integer');
+  for (const f of ['wait', 'timeoutMs']) assert.ok(f in tool('agent_prompt').inputSchema.properties, f);
+
+  // A turn that asks permission (queued at once; the host runs it once the session is up).
+  const turn = await ok(client, 'agent_prompt', { name: 'a1', text: 'permission edit\nsay done' });
+  assert.equal(turn.state, 'queued');
+  // The request reaches the leader's inbox: a wait that wakes on the commit, no polling.
+  const inbox = await ok(client, 'inbox_read', { type: 'permission_request', waitMs: 60000 });
+  assert.equal(inbox.messages.length, 1, JSON.stringify(inbox));
+  const data = inbox.messages[0].data;
+  assert.equal(data.agent, 'a1');
+  assert.equal(data.toolCall.kind, 'edit');
+  assert.deepEqual(data.options.map((o) => o.optionId), ['allow', 'allow-always', 'reject', 'reject-always']);
+  const id = data.permission;
+  const open = async () => (await ok(client, 'permission_list', {})).items;
+  let listed = await open();
+  assert.equal(listed.length, 1);
+  assert.equal(listed[0].id, id);
+  assert.equal(listed[0].state, 'open');
+  assert.equal(listed[0].agentId, 'a1@web');
+  // The same rows as the command line's.
+  const cli = await home.team(['--json', 'permission', 'list'], { TEAM_NAME: 'web' });
+  assert.deepEqual(JSON.parse(cli.stdout), listed);
+
+  // Bad answers: each refused with a clear message, nothing answered, the server goes on.
+  let r = await refused(client, 'permission_answer', { id: 999999, decision: 'deny' }, 'not_found');
+  assert.match(r.error, /permission request 999999 not found/);
+  r = await refused(client, 'permission_answer', { id, option: 'allow', decision: 'deny' }, 'usage');
+  assert.match(r.error, /an option or a decision, not both/);
+  r = await refused(client, 'permission_answer', { id, option: 'no-such-option' }, 'usage');
+  assert.match(r.error, /no option 'no-such-option'.*allow, allow-always, reject, reject-always/);
+  r = await refused(client, 'permission_answer', { id, decision: 'maybe' }, 'usage');
+  assert.match(r.error, /unknown decision 'maybe'/);
+  r = await refused(client, 'permission_answer', { id }, 'usage');
+  assert.match(r.error, /option .*or decision/);
+  await argumentsRefused(client, 'permission_answer', { id: 'x', decision: 'deny' }, 'id');
+  await argumentsRefused(client, 'permission_answer', { id: 1.5, decision: 'deny' }, 'id');
+  await argumentsRefused(client, 'permission_answer', { id: 0, decision: 'deny' }, 'id');
+  await argumentsRefused(client, 'permission_answer', { decision: 'deny' }, 'id');
+  await argumentsRefused(client, 'agent_prompt', { name: 'a1', text: 'x', wait: true, timeoutMs: 600001 }, 'timeoutMs');
+  listed = await open();
+  assert.equal(listed.length, 1);
+  assert.equal(listed[0].state, 'open');
+
+  // Deny: the agent's reject option, never `cancelled`; the turn goes on.
+  const denied = await ok(client, 'permission_answer', { id, decision: 'deny' });
+  assert.deepEqual(denied, { success: true, id, agentId: 'a1@web', answer: 'reject' });
+  r = await refused(client, 'permission_answer', { id, option: 'allow' }, 'refused');
+  assert.match(r.error, new RegExp(`permission request ${id} is (answering|answered) \\(reject\\)`));
+
+  // A waited turn, queued behind the first: it ends end_turn, so the first has ended too.
+  const waited = await ok(client, 'agent_prompt', { name: 'a1', text: 'say x', wait: true });
+  assert.equal(waited.stopReason, 'end_turn');
+  assert.equal(waited.state, 'done');
+  assert.equal(waited.turn, turn.turn + 1);
+  // The transcript is written by the host in batches apart from the turn's end (see
+  // untilLogs): the test waits for the waited turn's stop record.
+  const logs = await untilLogs(client, 'a1', (rs) => rs.some((e) => e.kind === 'stop' && e.turn === waited.turn));
+  const said = (n) => logs.records.filter((e) => e.turn === n && e.kind === 'agent_message').map((e) => e.text).join('');
+  assert.match(said(turn.turn), /permission: reject/);
+  assert.match(said(turn.turn), /done/);
+  assert.equal(said(waited.turn), 'x');
+  assert.deepEqual(logs.records.filter((e) => e.kind === 'stop').map((e) => e.stopReason), ['end_turn', 'end_turn']);
+  assert.match(logs.output, /> say x/);
+  assert.deepEqual(await open(), []);
+  const all = (await ok(client, 'permission_list', { all: true })).items;
+  assert.equal(all.length, 1);
+  assert.equal(all[0].state, 'answered');
+  assert.equal(all[0].answer, 'reject');
+  assert.equal(all[0].answeredBy, 'leader@web');
+
+  // A wait that runs out is isError with code timeout, the turn as it stands; agent_cancel ends
+  // it (the agent's wait-cancel step ends the turn `cancelled` on session/cancel). The turn is
+  // under way once the words it says first are in the transcript.
+  const slow = await refused(client, 'agent_prompt', { name: 'a1', text: 'say waiting\nwait-cancel', wait: true, timeoutMs: 300 }, 'timeout');
+  assert.match(slow.error, /still (queued|running) after/);
+  await untilLogs(client, 'a1', (rs) => rs.some((e) => e.turn === slow.turn && e.text === 'waiting'));
+  const cancelled = await ok(client, 'agent_cancel', { name: 'a1' });
+  assert.deepEqual(cancelled, { success: true, agentId: 'a1@web', cancelled: true });
+  const after = await ok(client, 'agent_prompt', { name: 'a1', text: 'say after', wait: true, timeoutMs: 60000 });
+  assert.equal(after.stopReason, 'end_turn');
+  const stops = (await untilLogs(client, 'a1', (rs) => rs.some((e) => e.kind === 'stop' && e.turn === after.turn)))
+    .records.filter((e) => e.kind === 'stop');
+  assert.deepEqual(stops.map((e) => [e.turn, e.stopReason]).slice(-2), [[slow.turn, 'cancelled'], [after.turn, 'end_turn']]);
+  assert.equal((await ok(client, 'agent_cancel', { name: 'a1' })).cancelled, false);  // nothing runs now
+  await refused(client, 'agent_cancel', { name: 'nobody' }, 'not_found');
+
+  const killed = await ok(client, 'kill_agent', { agentId: 'a1', force: true });
+  assert.equal(killed.phase, 'force_killed');
+}));

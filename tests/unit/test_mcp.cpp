@@ -319,6 +319,17 @@ TEST_CASE("mcp: kill_agent, kill_shell, inbox_read and agent_spawn take SPEC 12'
     auto wait = find_tool("kill_agent")->call({{"agentId", "w1"}, {"wait", true}});
     CHECK(wait.values["timeout"] == "600000ms");
     CHECK_FALSE(find_tool("kill_agent")->call({{"agentId", "w1"}}).values.contains("timeout"));
+    // So does an ACP agent's turn waited for by agent_prompt; beyond 10 minutes is refused, and
+    // a prompt that does not wait gets no timeout (a pane agent refuses one).
+    const Tool& prompt = *find_tool("agent_prompt");
+    auto turn = prompt.call({{"name", "a1"}, {"text", "hi"}, {"wait", true}});
+    CHECK(turn.values["timeout"] == "600000ms");
+    CHECK(prompt.call({{"name", "a1"}, {"text", "hi"}, {"wait", true}, {"timeoutMs", 1500}})
+              .values["timeout"] == "1500ms");
+    CHECK_FALSE(prompt.call({{"name", "a1"}, {"text", "hi"}}).values.contains("timeout"));
+    CHECK_THROWS_AS(
+        prompt.call({{"name", "a1"}, {"text", "hi"}, {"wait", true}, {"timeoutMs", 600001}}),
+        ArgumentError);
 
     auto shell = find_tool("kill_shell")->call({{"shell_id", "bg-a1b2c3"}, {"force", false}});
     CHECK(shell.values == Json{{"id", "bg-a1b2c3"}, {"no_force", true}});

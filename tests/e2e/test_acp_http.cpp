@@ -1,0 +1,310 @@
+// ACP agents (SPEC 15) through the HTTP API of `team serve` (issue 27: the same through MCP and
+// HTTP): the real binary, real tmux, the scripted ACP agent of tests/acp (each line of a prompt
+// is a step of its script) spawned by the command line, and `team serve` on a port of the test's
+// own home (tests/support/http_client.hpp). Tagged [acp] (ctest label `acp`); without
+// tests/acp/node_modules each test says so and is skipped.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/support/acp_peer.hpp"
+#include "tests/support/agents_home.hpp"
+#include "tests/support/helpers.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/process.hpp"
+
+using team::test::bound;
+using team::test::eventually;
+using team::test::HttpResponse;
+using team::test::Serve;
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+using team::test::acp_peer_ready;
+
+fs::path peer() {
+    return team::test::acp_peer();
+}
+
+class AcpHttpHome : public team::test::AgentsHome {
+  public:
+    explicit AcpHttpHome(const std::string& team) : AgentsHome(team) {}
+
+    // `team spawn NAME --acp -- node agent.mjs`, marked for the leftovers check. Its turns queue
+    // from the start; the host runs them once the session is up.
+    void spawn_acp(const std::string& name) const {
+        auto doc =
+            ok({"spawn", name, "--acp", "--env", mark.entry(), "--", "node", peer().string()});
+        REQUIRE(doc["name"] == name);
+    }
+
+    // Everything an answer could change, straight from the database.
+    std::string snapshot() const {
+        return rows({"SELECT agent_id, policy, state, cancels FROM acp_agents ORDER BY agent_id",
+                     "SELECT id, agent_id, state, stop_reason FROM acp_turns ORDER BY id",
+                     "SELECT id, state, answer, answered_by FROM acp_permissions ORDER BY id"});
+    }
+
+    // The JSON of `team --json ARGS` as the command line prints it.
+    Json cli(std::vector<std::string> args) const {
+        auto r = json_run(std::move(args));
+        INFO("stdout: " << r.out << " stderr: " << r.err);
+        return r.json();
+    }
+};
+
+std::string path(const AcpHttpHome& h, const std::string& rest) {
+    return "/api/teams/" + h.team() + rest;
+}
+
+// One request's answer, checked for its status (and, for a refusal, SPEC 1.4's shape and code).
+Json expect(const HttpResponse& r, int status, const std::string& code = "") {
+    INFO("status " << r.status << " body " << r.body.substr(0, 2000));
+    REQUIRE(r.status == status);
+    auto doc = r.json();
+    if (!code.empty()) {
+        CHECK(doc["success"] == false);
+        CHECK(doc["code"] == code);
+    }
+    return doc;
+}
+
+// The leader's next permission request, waited for by the inbox's own wait (woken by the
+// commit): its id.
+std::int64_t wait_permission_request(const Serve& s, const AcpHttpHome& h) {
+    auto inbox = expect(s.get(path(h,
+                                   "/messages?agent=leader&unread=true&mark_read=true&type="
+                                   "permission_request&wait=" +
+                                       std::to_string(bound(30000)) + "ms")),
+                        200);
+    REQUIRE(inbox.size() == 1);
+    CHECK(inbox[0]["data"]["agent"] == "a1");
+    return inbox[0]["data"]["permission"].get<std::int64_t>();
+}
+
+// The transcript's records (GET logs) once `done` holds; the host writes the transcript in
+// batches apart from the turn's end, so it is waited for.
+Json records_when(const Serve& s, const AcpHttpHome& h,
+                  const std::function<bool(const Json&)>& done) {
+    Json records;
+    bool ok = eventually(
+        [&] {
+            auto r = s.get(path(h, "/agents/a1/logs"));
+            if (r.status != 200) return false;
+            records = r.json()["records"];
+            return done(records);
+        },
+        bound(20000));
+    INFO("records: " << records.dump());
+    REQUIRE(ok);
+    return records;
+}
+
+bool said(const Json& records, const std::string& text) {
+    for (const auto& r : records)
+        if (r["kind"] == "agent_message" &&
+            r["text"].get<std::string>().find(text) != std::string::npos)
+            return true;
+    return false;
+}
+
+Json stop_of(const Json& records, std::int64_t turn) {
+    for (const auto& r : records)
+        if (r["kind"] == "stop" && r["turn"] == turn) return r;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "acp over http: a prompt, its permission request listed and answered by option, bad "
+    "answers refused, a waiting turn cancelled, the transcript",
+    "[acp]") {
+    if (!acp_peer_ready()) return;
+    AcpHttpHome h("acp-http");
+    h.spawn_acp("a1");
+    Serve s(h);
+
+    auto turn = expect(
+        s.post(path(h, "/agents/a1/prompt"), {{"text", "permission edit\nsay after-allow"}}), 200);
+    CHECK(turn["state"] == "queued");
+    auto id = wait_permission_request(s, h);
+    auto listed = expect(s.get(path(h, "/permissions")), 200);
+    REQUIRE(listed.size() == 1);
+    CHECK(listed[0]["id"] == id);
+    CHECK(listed[0]["state"] == "open");
+    CHECK(listed[0]["agentId"] == "a1@acp-http");
+    CHECK(listed[0]["options"].size() == 4);
+    // The same document as the command line's, for the open ones and for all.
+    CHECK(listed == h.cli({"permission", "list"}));
+    CHECK(expect(s.get(path(h, "/permissions?all=true")), 200) ==
+          h.cli({"permission", "list", "--all"}));
+
+    // Bad answers: each refused with its status and SPEC 1.4's error, nothing changed, and the
+    // server still serving.
+    const std::string answer = path(h, "/permissions/" + std::to_string(id));
+    auto before = h.snapshot();
+    auto still_open = [&] {
+        auto now = expect(s.get(path(h, "/permissions")), 200);
+        INFO("open: " << now.dump() << "\nall: " << h.cli({"permission", "list", "--all"}).dump());
+        REQUIRE(now.size() == 1);
+        CHECK(now[0]["state"] == "open");
+        CHECK(h.snapshot() == before);
+    };
+    auto refused = [&](const HttpResponse& r, int status, const std::string& code,
+                       const std::string& message) {
+        INFO("the refusal naming " << message);
+        auto doc = expect(r, status, code);
+        CHECK_THAT(doc["error"].get<std::string>(), Catch::Contains(message));
+        still_open();
+    };
+    refused(s.post(path(h, "/permissions/999999"), {{"option", "allow"}}), 404, "not_found",
+            "permission request 999999 not found");
+    refused(s.post(path(h, "/permissions/abc"), {{"option", "allow"}}), 400, "usage",
+            "whole number");
+    refused(s.post(path(h, "/permissions/0"), {{"option", "allow"}}), 400, "usage", "whole number");
+    refused(s.request("POST", answer, R"({"option": "allow",)"), 400, "usage", "not valid JSON");
+    refused(s.request("POST", answer, "\xff\xfe garbage \x01"), 400, "usage", "not valid JSON");
+    refused(s.request("POST", answer, R"(["allow"])"), 400, "usage", "must be a JSON object");
+    refused(s.post(answer, {{"option", "allow"}, {"decision", "deny"}}), 400, "usage",
+            "an option or a decision, not both");
+    refused(s.post(answer, {{"option", 5}}), 400, "usage", "option");
+    refused(s.post(answer, {{"option", "no-such"}}), 400, "usage",
+            "no option 'no-such' for request " + std::to_string(id) +
+                " (its options: allow, allow-always, reject, reject-always)");
+    refused(s.post(answer, {{"decision", "maybe"}}), 400, "usage", "unknown decision 'maybe'");
+    refused(s.post(answer, {{"decision", "allow"}, {"always", "yes"}}), 400, "usage", "always");
+    refused(s.post(answer, {{"opton", "allow"}}), 400, "usage", "did you mean 'option'");
+    refused(s.post(answer, Json::object()), 400, "usage", "name the option to choose");
+    // A hostile option as large as a body may be (1 MiB with its JSON): refused, the answer
+    // naming it cut short; a whole MiB of option makes the body itself too large (413).
+    const std::string piece = "'\"; $(touch pwned) `id` \x1b[31m \xC3\xA9 \xE6\x97\xA5 ";
+    auto escaped = Json(piece).dump().size() - 2;  // its size inside the body
+    std::string hostile;
+    for (auto n = ((1u << 20) - 64) / escaped; n > 0; --n) hostile += piece;
+    Json big = {{"option", hostile}};
+    REQUIRE(big.dump().size() <= (1u << 20));
+    auto large = s.post(answer, big);
+    refused(large, 400, "usage", "no option '");
+    CHECK(large.body.size() < 4096);
+    CHECK_FALSE(fs::exists(h.env.dir() / "pwned"));
+    refused(s.post(answer, {{"option", std::string(1u << 20, 'x')}}), 413, "usage", "over 1 MiB");
+
+    // Answered by the agent's option id; the answer reaches the agent and its turn goes on.
+    auto answered = expect(s.post(answer, {{"option", "allow"}}), 200);
+    CHECK(answered ==
+          Json{{"success", true}, {"id", id}, {"agentId", "a1@acp-http"}, {"answer", "allow"}});
+    auto twice = expect(s.post(answer, {{"option", "reject"}}), 409, "refused");
+    CHECK_THAT(twice["error"].get<std::string>(),
+               Catch::Contains("can be answered only while open"));
+    auto records = records_when(s, h, [&](const Json& rs) {
+        return !stop_of(rs, turn["turn"].get<std::int64_t>()).is_null();
+    });
+    CHECK(said(records, "permission: allow"));
+    CHECK(said(records, "after-allow"));
+    CHECK(stop_of(records, turn["turn"].get<std::int64_t>())["stopReason"] == "end_turn");
+    CHECK(expect(s.get(path(h, "/permissions")), 200).empty());
+    auto all = expect(s.get(path(h, "/permissions?all=true")), 200);
+    REQUIRE(all.size() == 1);
+    CHECK(all[0]["state"] == "answered");
+    CHECK(all[0]["answer"] == "allow");
+    // The whole transcript: the same document as `team logs --json`.
+    CHECK(expect(s.get(path(h, "/agents/a1/logs")), 200) == h.cli({"logs", "a1"}));
+
+    // A waited turn that says it waits, then waits for session/cancel, on a connection of its
+    // own; POST cancel ends it `cancelled`, and the waiting request answers so (a stop reason is
+    // a result: 200). The turn is known to be under way once its words are in the transcript.
+    int waiting = team::test::connect_to(s.port());
+    REQUIRE(waiting >= 0);
+    Json wait_body = {{"text", "say waiting-1\nwait-cancel"}, {"wait", true}, {"timeout", "60s"}};
+    team::test::send_all(waiting,
+                         team::test::request_text(
+                             "POST", path(h, "/agents/a1/prompt"),
+                             s.auth({{"X-Team-CSRF", "1"}, {"Content-Type", "application/json"}}),
+                             wait_body.dump(), s.port()));
+    records_when(s, h, [&](const Json& rs) { return said(rs, "waiting-1"); });
+    auto cancelled = expect(s.post(path(h, "/agents/a1/cancel"), Json::object()), 200);
+    CHECK(cancelled == Json{{"success", true}, {"agentId", "a1@acp-http"}, {"cancelled", true}});
+    auto ended = team::test::parse_response(
+        team::test::read_until(waiting, team::test::response_complete, bound(30000)));
+    ::close(waiting);
+    auto ended_doc = expect(ended, 200);
+    auto cancelled_turn = ended_doc["turn"].get<std::int64_t>();
+    CHECK(cancelled_turn > turn["turn"].get<std::int64_t>());
+    CHECK(ended_doc["state"] == "done");
+    CHECK(ended_doc["stopReason"] == "cancelled");
+    records =
+        records_when(s, h, [&](const Json& rs) { return !stop_of(rs, cancelled_turn).is_null(); });
+    CHECK(stop_of(records, cancelled_turn)["stopReason"] == "cancelled");
+    // Nothing runs now: a cancel has nothing to cancel; an unknown agent is 404.
+    CHECK(expect(s.post(path(h, "/agents/a1/cancel"), Json::object()), 200)["cancelled"] == false);
+    expect(s.post(path(h, "/agents/nobody/cancel"), Json::object()), 404, "not_found");
+    // A wait that runs out is 504 with the turn as it stands; the cancel ends that turn too.
+    auto late = expect(
+        s.post(path(h, "/agents/a1/prompt"),
+               {{"text", "say waiting-2\nwait-cancel"}, {"wait", true}, {"timeout", "300ms"}}),
+        504, "timeout");
+    CHECK_THAT(late["error"].get<std::string>(), Catch::Contains("still"));
+    auto late_turn = late["turn"].get<std::int64_t>();
+    records_when(s, h, [&](const Json& rs) { return said(rs, "waiting-2"); });
+    CHECK(expect(s.post(path(h, "/agents/a1/cancel"), Json::object()), 200)["cancelled"] == true);
+    records = records_when(s, h, [&](const Json& rs) { return !stop_of(rs, late_turn).is_null(); });
+    CHECK(stop_of(records, late_turn)["stopReason"] == "cancelled");
+
+    expect(s.post(path(h, "/agents/a1/kill"), {{"force", true}}), 200);
+    s.stop();
+    h.check_nothing_left();
+}
+
+TEST_CASE(
+    "acp over http: a permission request left open survives a restart of team serve and is "
+    "answered through the new one",
+    "[acp]") {
+    if (!acp_peer_ready()) return;
+    AcpHttpHome h("acp-restart");
+    h.spawn_acp("a1");
+    std::optional<Serve> s;
+    s.emplace(h);
+
+    auto turn = expect(
+        s->post(path(h, "/agents/a1/prompt"), {{"text", "permission execute\nsay after-restart"}}),
+        200);
+    auto id = wait_permission_request(*s, h);
+    auto before = expect(s->get(path(h, "/permissions")), 200);
+    REQUIRE(before.size() == 1);
+    CHECK(before[0]["id"] == id);
+    CHECK(before[0]["state"] == "open");
+
+    // Stopped: the request is a row of the store, not of the server; the agent still waits.
+    s->terminate();
+    s.reset();
+    CHECK_FALSE(fs::exists(h.env.home() / "serve.json"));
+    CHECK(h.cli({"permission", "list"}) == before);
+    CHECK(h.agent("a1")["acp"]["openPermissions"] == 1);
+
+    // Started again: listed as it was, answered through it, and the answer reaches the agent.
+    s.emplace(h);
+    CHECK(expect(s->get(path(h, "/permissions")), 200) == before);
+    auto answered = expect(s->post(path(h, "/permissions/" + std::to_string(id)),
+                                   {{"decision", "allow"}, {"always", true}}),
+                           200);
+    CHECK(answered["answer"] == "allow-always");
+    auto records = records_when(*s, h, [&](const Json& rs) {
+        return !stop_of(rs, turn["turn"].get<std::int64_t>()).is_null();
+    });
+    CHECK(said(records, "permission: allow-always"));
+    CHECK(said(records, "after-restart"));
+    auto all = expect(s->get(path(h, "/permissions?all=true")), 200);
+    REQUIRE(all.size() == 1);
+    CHECK(all[0]["state"] == "answered");
+    CHECK(all[0]["answeredBy"] == "leader@acp-restart");
+
+    expect(s->post(path(h, "/agents/a1/kill"), {{"force", true}}), 200);
+    s->stop();
+    h.check_nothing_left();
+}
