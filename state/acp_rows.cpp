@@ -146,6 +146,21 @@ void set_acp_session_ended(Store& store, std::int64_t agent_id, const std::strin
     s.exec();
 }
 
+void end_acp_session(Store& store, std::int64_t agent_id, const std::string& reason, EpochMs at) {
+    auto session = load_acp_session(store, agent_id);
+    if (!session) return;
+    if (session->state != "ended") {
+        SQLite::Statement s(store.db(),
+                            "UPDATE acp_agents SET state = 'ended', end_reason = ? "
+                            "WHERE agent_id = ?");
+        s.bind(1, reason);
+        s.bind(2, agent_id);
+        s.exec();
+    }
+    fail_open_acp_turns(store, agent_id, reason, at);
+    expire_acp_permissions(store, agent_id, at);
+}
+
 std::int64_t add_acp_cancel(Store& store, std::int64_t agent_id) {
     SQLite::Statement s(store.db(),
                         "UPDATE acp_agents SET cancels = cancels + 1 WHERE agent_id = ? "

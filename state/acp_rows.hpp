@@ -36,6 +36,10 @@ void set_acp_session_state(Store& store, std::int64_t agent_id, const std::strin
                            const nlohmann::json& agent_info, const nlohmann::json& auth_methods);
 void set_acp_session_ended(Store& store, std::int64_t agent_id, const std::string& reason,
                            const std::string& stderr_tail);
+// The agent has ended (every end records it, team/agent_end): its session, unless its host
+// recorded the end first, is ended with `reason`; its open turns fail and its open permission
+// requests expire. Nothing for an agent that is not an ACP agent (one lookup by key).
+void end_acp_session(Store& store, std::int64_t agent_id, const std::string& reason, EpochMs at);
 // One more cancel request; returns the new count.
 std::int64_t add_acp_cancel(Store& store, std::int64_t agent_id);
 

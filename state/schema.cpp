@@ -334,6 +334,7 @@ CREATE TABLE acp_permissions (
     closed_at   INTEGER
 );
 CREATE INDEX acp_permissions_team ON acp_permissions(team_id, state);
+CREATE INDEX acp_permissions_agent ON acp_permissions(agent_id, state);
 CREATE TABLE acp_transcript (
     agent_id INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
     seq      INTEGER NOT NULL,             -- the entry's place, from 0

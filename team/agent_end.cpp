@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "proc/pidfd.hpp"
+#include "state/acp_rows.hpp"
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
@@ -27,6 +28,8 @@ std::optional<std::vector<std::string>> mark_terminated(Store& store, const Agen
     }
     auto& db = store.db();
     owe_snapshot(store, agent.id);  // its worktree, if it has one (team/worktrees.hpp)
+    // Its ACP session, if it has one, whether or not its host lived to record the end.
+    end_acp_session(store, agent.id, "the agent ended (" + how.reason + ")", at);
     auto tasks = hand_back_tasks(db, agent.team_id, agent.name, at, how.reassign_to);
     nlohmann::json details = {
         {"agentId", agent.id_string()},

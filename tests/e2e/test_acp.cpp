@@ -308,9 +308,19 @@ TEST_CASE(
 
     // A wrapper that ignores EOF and SIGTERM and leaves a detached grandchild: a force kill
     // leaves nothing of it.
+    // Its open turn and permission request end with it, though its host had no time to say so.
     h.spawn_acp("a3", {}, {"--ignore-eof"});
+    h.ok({"prompt", "a3", "permission edit"});
+    auto asked = h.wait_permissions(1)[0]["id"];
     h.ok({"kill-agent", "a3", "--force"});
-    h.wait_terminated("a3");
+    auto killed = h.wait_terminated("a3");
+    CHECK(killed["acp"]["state"] == "ended");
+    CHECK(h.ok({"permission", "list"}).empty());
+    for (const auto& p : h.ok({"permission", "list", "--all"}))
+        if (p["id"] == asked) CHECK(p["state"] == "expired");
+    auto open = h.rows({"SELECT state FROM acp_turns WHERE state IN ('queued', 'running')"});
+    CHECK(open.find("queued") == std::string::npos);
+    CHECK(open.find("running") == std::string::npos);
     h.check_nothing_left();
 }
 
