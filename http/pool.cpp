@@ -19,7 +19,11 @@ struct Pool::State {
     std::deque<Job> jobs;                // under mutex
     std::deque<Job> waiting_jobs;        // under mutex
     int busy_waiters = 0;                // waiting calls admitted and not ended, under mutex
-    int idle_waiters = 0;                // waiting threads with nothing to do, under mutex
+    // Waiting threads with nothing to do and no queued job promised to them, under mutex: the
+    // threads waiting for a job minus the jobs queued. A job queued for an idle thread takes
+    // one at once (post_waiting), so two jobs posted before it wakes never count on the same
+    // thread (the second would wait behind the first's whole wait).
+    int idle_waiters = 0;
     bool stopping = false;
     std::vector<std::thread> workers;
 
@@ -48,7 +52,6 @@ struct Pool::State {
             if (self->waiting_jobs.empty()) return;  // stopping, nothing left to run
             Job job = std::move(self->waiting_jobs.front());
             self->waiting_jobs.pop_front();
-            --self->idle_waiters;
             lock.unlock();
             job();
             job = nullptr;  // what it holds (a connection) goes before the thread waits again
@@ -87,12 +90,12 @@ bool Pool::post_waiting(Job job) {
     ++state_->busy_waiters;
     state_->waiting_jobs.push_back(std::move(job));
     if (state_->idle_waiters > 0) {
+        --state_->idle_waiters;  // that thread is this job's
         lock.unlock();
         state_->wait_ready.notify_one();
         return true;
     }
-    // No idle waiting thread: one more, so the threads never outnumber the bound.
-    ++state_->idle_waiters;
+    // No idle waiting thread: one more, for this job, so the threads never outnumber the bound.
     lock.unlock();
     std::thread(State::wait_loop, state_).detach();
     return true;

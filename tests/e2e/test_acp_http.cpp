@@ -87,8 +87,9 @@ std::int64_t wait_permission_request(const Serve& s, const AcpHttpHome& h) {
     return inbox[0]["data"]["permission"].get<std::int64_t>();
 }
 
-// The transcript's records (GET logs) once `done` holds; the host writes the transcript in
-// batches apart from the turn's end, so it is waited for.
+// The transcript's records (GET logs) once `done` holds: for what no request of ours waited
+// on (a turn not waited for, the words a turn says before it waits). A waited turn's whole
+// transcript is stored before its end, so after the wait GET logs has all of it at once.
 Json records_when(const Serve& s, const AcpHttpHome& h,
                   const std::function<bool(const Json&)>& done) {
     Json records;
@@ -227,6 +228,10 @@ TEST_CASE(
                              "POST", path(h, "/agents/a1/prompt"),
                              s.auth({{"X-Team-CSRF", "1"}, {"Content-Type", "application/json"}}),
                              wait_body.dump(), s.port()));
+    // Another call that may wait, right behind it, is answered meanwhile: it gets a waiting
+    // thread of its own (http/pool.cpp once gave both the one idle thread: the logs waited
+    // behind the whole turn, here until the client's bound).
+    expect(s.get(path(h, "/agents/a1/logs")), 200);
     records_when(s, h, [&](const Json& rs) { return said(rs, "waiting-1"); });
     auto cancelled = expect(s.post(path(h, "/agents/a1/cancel"), Json::object()), 200);
     CHECK(cancelled == Json{{"success", true}, {"agentId", "a1@acp-http"}, {"cancelled", true}});
@@ -238,9 +243,9 @@ TEST_CASE(
     CHECK(cancelled_turn > turn["turn"].get<std::int64_t>());
     CHECK(ended_doc["state"] == "done");
     CHECK(ended_doc["stopReason"] == "cancelled");
-    records =
-        records_when(s, h, [&](const Json& rs) { return !stop_of(rs, cancelled_turn).is_null(); });
+    records = expect(s.get(path(h, "/agents/a1/logs")), 200)["records"];
     CHECK(stop_of(records, cancelled_turn)["stopReason"] == "cancelled");
+    CHECK(said(records, "waiting-1"));
     // Nothing runs now: a cancel has nothing to cancel; an unknown agent is 404.
     CHECK(expect(s.post(path(h, "/agents/a1/cancel"), Json::object()), 200)["cancelled"] == false);
     expect(s.post(path(h, "/agents/nobody/cancel"), Json::object()), 404, "not_found");
@@ -255,6 +260,12 @@ TEST_CASE(
     CHECK(expect(s.post(path(h, "/agents/a1/cancel"), Json::object()), 200)["cancelled"] == true);
     records = records_when(s, h, [&](const Json& rs) { return !stop_of(rs, late_turn).is_null(); });
     CHECK(stop_of(records, late_turn)["stopReason"] == "cancelled");
+    // Each of the three turns was recorded started and ended, as the activity log says.
+    auto count = [&](const std::string& type) {
+        return expect(s.get(path(h, "/activity?type=" + type)), 200).size();
+    };
+    CHECK(eventually([&] { return count("acp_turn_ended") == 3; }, bound(10000)));
+    CHECK(count("acp_turn_started") == 3);
 
     expect(s.post(path(h, "/agents/a1/kill"), {{"force", true}}), 200);
     s.stop();

@@ -6,7 +6,11 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <future>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "base/cancel.hpp"
@@ -155,6 +159,55 @@ TEST_CASE("pool: waiting calls are bounded, the rest refused at once", "[http]")
         }
         pool.stop();
         CHECK_FALSE(pool.post_waiting(waiting));  // stopped: nothing more
+    }
+    ::close(stop_fd);
+}
+
+TEST_CASE("pool: two waiting calls posted at once each get a thread, even with one idle",
+          "[http]") {
+    // One idle waiting thread, then two calls that wait posted back to back, before it wakes:
+    // each runs at once on a thread of its own (the second never waits behind the first's
+    // whole wait, as a GET of an agent's logs did behind a waited prompt in team serve).
+    // Repeated, since the idle thread may wake between the two posts.
+    struct Calls {
+        std::mutex mutex;
+        std::condition_variable changed;
+        int started = 0, ended = 0;
+        bool release = false;
+    };
+    auto calls = std::make_shared<Calls>();  // the detached threads may outlive this scope
+    auto waiting = [calls] {
+        std::unique_lock lock(calls->mutex);
+        ++calls->started;
+        calls->changed.notify_all();
+        calls->changed.wait(lock, [&] { return calls->release; });
+        ++calls->ended;
+        calls->changed.notify_all();
+    };
+    auto until = [&](std::unique_lock<std::mutex>& lock, const std::function<bool()>& done) {
+        return calls->changed.wait_for(lock, std::chrono::seconds(10), done);
+    };
+    int stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    REQUIRE(stop_fd >= 0);
+    {
+        Pool pool(1, 8, stop_fd);
+        for (int round = 0; round < 50; ++round) {
+            INFO("round " << round);
+            {
+                std::lock_guard lock(calls->mutex);
+                calls->started = calls->ended = 0;
+                calls->release = false;
+            }
+            REQUIRE(pool.post_waiting(waiting));
+            REQUIRE(pool.post_waiting(waiting));
+            std::unique_lock lock(calls->mutex);
+            bool both = until(lock, [&] { return calls->started == 2; });
+            calls->release = true;
+            calls->changed.notify_all();
+            REQUIRE(until(lock, [&] { return calls->ended == calls->started; }));
+            REQUIRE(both);
+        }
+        pool.stop();
     }
     ::close(stop_fd);
 }
