@@ -275,15 +275,24 @@ void Worktrees::settle(const TeamRecord& team) {
 
 namespace {
 
-// Runs job(i) for i in [0, n) on up to four threads: git's reads are mostly process starts,
-// which overlap well even on two cores.
+// Under AddressSanitizer, one thread: Boost.Process's child allocates after fork() (asio's
+// notify_fork), and a child forked while another thread held the sanitizer's allocator lock
+// spun forever (seen once in CI). glibc's malloc is fork-safe, so the plain build keeps four.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kGitThreads = 1;
+#else
+constexpr size_t kGitThreads = 4;
+#endif
+
+// Runs job(i) for i in [0, n) on up to kGitThreads threads: git's reads are mostly process
+// starts, which overlap well even on two cores.
 void in_parallel(size_t n, const std::function<void(size_t)>& job) {
     std::atomic<size_t> next{0};
     auto worker = [&] {
         for (size_t i = next++; i < n; i = next++) job(i);
     };
     std::vector<std::thread> threads;
-    for (size_t t = 1; t < std::min<size_t>(n, 4); ++t) threads.emplace_back(worker);
+    for (size_t t = 1; t < std::min<size_t>(n, kGitThreads); ++t) threads.emplace_back(worker);
     worker();
     for (auto& t : threads) t.join();
 }
