@@ -10,7 +10,8 @@ namespace team::ops {
 namespace {
 
 // The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells,
-// executions (SPEC 13), team run, sessions, activity, worktrees (SPEC 14), ACP agents (SPEC 15); then doctor.
+// executions (SPEC 13), team run, sessions, activity, worktrees (SPEC 14), ACP agents (SPEC 15);
+// then doctor.
 // clang-format off
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,

@@ -198,8 +198,8 @@ std::vector<AcpTurnRow> open_acp_turns(Store& store, std::int64_t agent_id) {
 
 std::vector<AcpTurnRow> queued_acp_turns(Store& store, std::int64_t agent_id, std::int64_t after) {
     SQLite::Statement s(store.db(), std::string(kTurnColumns) +
-                                        "WHERE agent_id = ? AND state IN ('queued', 'running') "
-                                        "AND id > ? AND state = 'queued' ORDER BY id");
+                                        "WHERE agent_id = ? AND state = 'queued' AND id > ? "
+                                        "ORDER BY id");
     s.bind(1, agent_id);
     s.bind(2, after);
     return read_turns(s);

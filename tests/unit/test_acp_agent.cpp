@@ -4,12 +4,12 @@
 // as skipped (ctest's SKIP_REGULAR_EXPRESSION).
 #include <signal.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <algorithm>
 
 #include "acp/client.hpp"
 #include "base/error.hpp"
@@ -23,11 +23,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path peer_dir() { return team::test::source_dir() / "tests" / "acp"; }
+fs::path peer_dir() {
+    return team::test::source_dir() / "tests" / "acp";
+}
 
 // True when the scripted agent can run; otherwise the skip line ctest looks for.
 bool peer_ready() {
-    if (fs::exists(peer_dir() / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json")) return true;
+    if (fs::exists(peer_dir() / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"))
+        return true;
     WARN("acp: skipped, tests/acp/node_modules is missing (scripts/setup installs it)");
     return false;
 }
@@ -43,14 +46,22 @@ struct TestHost final : Host {
     std::vector<AuthMethod> auth;
     std::vector<std::chrono::steady_clock::time_point> messages;  // when each message chunk came
 
-    void permission_requested(const PermissionRequest& r) override { note([&] { asked.push_back(r); }); }
+    void permission_requested(const PermissionRequest& r) override {
+        note([&] { asked.push_back(r); });
+    }
     void permission_closed(std::int64_t n, const std::string& how) override {
         note([&] { closed.emplace_back(n, how); });
     }
     Terminals& terminals() override { return local; }
-    void activity(const std::string& what) override { note([&] { activities.push_back(what); }); }
-    void needs_auth(const std::vector<AuthMethod>& m) override { note([&] { auth = m; }); }
-    void ended(const std::string& reason) override { note([&] { ends.push_back(reason); }); }
+    void activity(const std::string& what) override {
+        note([&] { activities.push_back(what); });
+    }
+    void needs_auth(const std::vector<AuthMethod>& m) override {
+        note([&] { auth = m; });
+    }
+    void ended(const std::string& reason) override {
+        note([&] { ends.push_back(reason); });
+    }
     void updated(const Update& u) override {
         auto now = std::chrono::steady_clock::now();
         if (u.kind == UpdateKind::agent_message) note([&] { messages.push_back(now); });
@@ -83,11 +94,14 @@ struct Rig {
     explicit Rig(std::vector<std::string> flags = {}, Policy policy = Policy::ask,
                  std::vector<std::string> command = {}) {
         ClientOptions o;
-        o.command = command.empty() ? std::vector<std::string>{"node", (peer_dir() / "agent.mjs").string()} : command;
+        o.command = command.empty()
+                        ? std::vector<std::string>{"node", (peer_dir() / "agent.mjs").string()}
+                        : command;
         o.command.insert(o.command.end(), flags.begin(), flags.end());
         o.cwd = root;
         o.policy = policy;
-        o.mcp_servers = json::array({{{"name", "team"}, {"command", "team"}, {"args", {"mcp"}}, {"env", json::array()}}});
+        o.mcp_servers = json::array(
+            {{{"name", "team"}, {"command", "team"}, {"args", {"mcp"}}, {"env", json::array()}}});
         o.cancel_deadline = 1500ms;
         o.close_grace = 500ms;
         client = std::make_unique<Client>(std::move(o), host);
@@ -132,13 +146,16 @@ TEST_CASE("acp: the handshake, turns in order with their stop reasons, a queued 
     auto started = std::chrono::steady_clock::now();
     rig.client->start();
     WARN("acp: start and handshake in "
-         << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()
+         << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  started)
+                .count()
          << " ms; the client's resident memory at idle +" << rss_kib() - before << " KiB");
     CHECK(rig.client->state() == ClientState::ready);
     CHECK(rig.client->session_id() == "session-1");
     CHECK(rig.client->agent_info()["name"] == "team-acp-test-agent");
 
-    int first = rig.client->prompt("echo-session\nplan read|write\ntool c1 read Read a file\nsay done");
+    int first =
+        rig.client->prompt("echo-session\nplan read|write\ntool c1 read Read a file\nsay done");
     int second = rig.client->prompt("say second\nstop max_tokens");  // queued behind the first
     auto r2 = rig.client->wait_turn(second, 60s);
     auto r1 = rig.client->wait_turn(first, 0ms);
@@ -168,7 +185,8 @@ TEST_CASE("acp: unknown update kinds, fields and methods; _meta tolerated", "[ac
     json records = rig.client->transcript_records();
     CHECK(records[1]["kind"] == "other");
     CHECK(records[1]["updateKind"] == "future_kind");
-    CHECK(records[2]["text"] == "still readerror -32601");  // a chunk with unknown fields, then the call's answer
+    CHECK(records[2]["text"] ==
+          "still readerror -32601");  // a chunk with unknown fields, then the call's answer
     CHECK(rig.client->transcript_text().find("mode: plan") != std::string::npos);
 }
 
@@ -194,7 +212,8 @@ TEST_CASE("acp: allow, deny picks the reject option, cancel answers cancelled", 
                                   [&](auto t) { return t >= answered; });
         REQUIRE(after != rig.host.messages.end());
         WARN("acp: permission answer -> the agent's next message in "
-             << std::chrono::duration_cast<std::chrono::microseconds>(*after - answered).count() << " us");
+             << std::chrono::duration_cast<std::chrono::microseconds>(*after - answered).count()
+             << " us");
     }
 
     int t2 = rig.client->prompt("permission execute");
@@ -212,7 +231,8 @@ TEST_CASE("acp: allow, deny picks the reject option, cancel answers cancelled", 
     CHECK(r3->stop_reason == "cancelled");
     CHECK(rig.said() == "permission: cancelled");
     CHECK(rig.client->open_permissions().empty());
-    CHECK_THROWS_AS(rig.client->answer_permission(asked.number, {K::allow, ""}), team::Error);  // gone
+    CHECK_THROWS_AS(rig.client->answer_permission(asked.number, {K::allow, ""}),
+                    team::Error);  // gone
     std::lock_guard lock(rig.host.mutex);
     REQUIRE_FALSE(rig.host.closed.empty());
     CHECK(rig.host.closed.back() == std::make_pair(asked.number, std::string("cancelled")));
@@ -250,7 +270,8 @@ TEST_CASE("acp: terminals: exit code, signal, tail on a multibyte character, rel
     rig.client->start();
     rig.turn("terminal - sh -c echo${IFS}$ACP_TEST;exit${IFS}3");
     json exit3 = json::parse(rig.said());
-    CHECK(exit3 == json{{"exitCode", 3}, {"signal", nullptr}, {"output", "1\n"}, {"truncated", false}});
+    CHECK(exit3 ==
+          json{{"exitCode", 3}, {"signal", nullptr}, {"output", "1\n"}, {"truncated", false}});
 
     rig.turn("terminal - sh -c kill$IFS-TERM$IFS$$");
     json signalled = json::parse(rig.said());
@@ -300,13 +321,15 @@ TEST_CASE("acp: an agent that ignores cancel is ended after the deadline", "[acp
     CHECK(rig.client->cancel());
     auto r = rig.client->wait_turn(t, 30s);
     REQUIRE(r);
-    CHECK(r->error.find("did not end its turn within 1500 ms of session/cancel") != std::string::npos);
+    CHECK(r->error.find("did not end its turn within 1500 ms of session/cancel") !=
+          std::string::npos);
     CHECK(rig.client->state() == ClientState::ended);
     CHECK(alive_with(rig.client->marker()) == 0);
     CHECK_THROWS_AS(rig.client->prompt("say more"), team::Error);
 }
 
-TEST_CASE("acp: a crash mid-turn, garbage and a line over 16 MiB end the connection clearly", "[acp]") {
+TEST_CASE("acp: a crash mid-turn, garbage and a line over 16 MiB end the connection clearly",
+          "[acp]") {
     if (!peer_ready()) return;
     auto ends_with = [](const std::string& script, const std::string& reason) {
         Rig rig;
@@ -321,9 +344,15 @@ TEST_CASE("acp: a crash mid-turn, garbage and a line over 16 MiB end the connect
         CHECK(rig.client->state() == ClientState::ended);
         CHECK(alive_with(rig.client->marker()) == 0);
     };
-    SECTION("crash") { ends_with("say partial\ncrash", "agent exited with 3"); }
-    SECTION("garbage") { ends_with("garbage\nwait-cancel", "agent sent a line that is not JSON: this is not json"); }
-    SECTION("huge") { ends_with("huge\nwait-cancel", "agent sent a line over 16 MiB"); }
+    SECTION("crash") {
+        ends_with("say partial\ncrash", "agent exited with 3");
+    }
+    SECTION("garbage") {
+        ends_with("garbage\nwait-cancel", "agent sent a line that is not JSON: this is not json");
+    }
+    SECTION("huge") {
+        ends_with("huge\nwait-cancel", "agent sent a line over 16 MiB");
+    }
     SECTION("a crash with a permission open expires it") {
         Rig rig;
         rig.client->start();
@@ -359,14 +388,16 @@ TEST_CASE("acp: authentication needed, and a protocol version we did not offer",
     }
     {
         Rig rig({}, Policy::ask, {"no-such-agent-program"});
-        CHECK_THROWS_WITH(rig.client->start(), Catch::Contains("cannot run 'no-such-agent-program'"));
+        CHECK_THROWS_WITH(rig.client->start(),
+                          Catch::Contains("cannot run 'no-such-agent-program'"));
     }
 }
 
 TEST_CASE("acp: a wrapper that ignores EOF and SIGTERM leaves no orphan after close", "[acp]") {
     if (!peer_ready()) return;
     std::string agent = (peer_dir() / "agent.mjs").string();
-    Rig rig({}, Policy::ask, {"sh", "-c", "trap '' TERM; node '" + agent + "' --ignore-eof; sleep 600"});
+    Rig rig({}, Policy::ask,
+            {"sh", "-c", "trap '' TERM; node '" + agent + "' --ignore-eof; sleep 600"});
     rig.client->start();
     CHECK(rig.turn("say alive").stop_reason == "end_turn");
     CHECK(alive_with(rig.client->marker()) >= 3);  // sh, node, and node's detached sleep

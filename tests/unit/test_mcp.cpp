@@ -202,9 +202,10 @@ TEST_CASE("mcp: parameter types become JSON schema types", "[mcp]") {
               "(default 30000)") != std::string::npos);
 }
 
-TEST_CASE("mcp: every duration a tool takes is whole milliseconds named ...Ms, but kill_shell's "
-          "timeout",
-          "[mcp]") {
+TEST_CASE(
+    "mcp: every duration a tool takes is whole milliseconds named ...Ms, but kill_shell's "
+    "timeout",
+    "[mcp]") {
     int durations = 0;
     for (const auto& t : tools()) {
         for (const auto& p : t.op->params) {
@@ -404,9 +405,10 @@ TEST_CASE("mcp: the server answers the protocol's methods and refuses the rest",
     CHECK(h.request("ping", nullptr, 9)["id"] == 9);
 }
 
-TEST_CASE("mcp: arguments that do not fit are a tool result with isError under 2025-11-25, "
-          "-32602 under 2025-06-18; an unknown tool is -32602 under both",
-          "[mcp]") {
+TEST_CASE(
+    "mcp: arguments that do not fit are a tool result with isError under 2025-11-25, "
+    "-32602 under 2025-06-18; an unknown tool is -32602 under both",
+    "[mcp]") {
     for (const char* revision : {"2025-11-25", "2025-06-18"}) {
         INFO("revision " << revision);
         Harness h;
@@ -417,7 +419,8 @@ TEST_CASE("mcp: arguments that do not fit are a tool result with isError under 2
         auto bad = h.request("tools/call",
                              {{"name", "kill_shell"},
                               {"arguments", {{"shell_id", "bg-a1b2c3"}, {"timeout", "2s"}}}});
-        auto missing = h.request("tools/call", {{"name", "task_add"}, {"arguments", Json::object()}});
+        auto missing =
+            h.request("tools/call", {{"name", "task_add"}, {"arguments", Json::object()}});
         if (std::string(revision) == "2025-11-25") {
             // SEP-1303: the model sees the message and corrects its call.
             for (const auto& r : {bad, missing}) {
