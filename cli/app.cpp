@@ -23,6 +23,7 @@ namespace {
 constexpr const char* kGlobalHelp =
     "Global options (before or after the command):\n"
     "  --home DIR       where all state lives [env: TEAM_HOME]\n"
+    "  --store URL      the store: postgresql://… or sqlite [env: TEAM_STORE]\n"
     "  -t,--team NAME   the team to act on [env: TEAM_NAME]\n"
     "  --as NAME        who is calling: agent name or name@team [env: TEAM_AGENT_ID]\n"
     "  --json           machine output: one JSON document on stdout\n"
@@ -48,7 +49,7 @@ int report(const Error& e, bool json) {
 
 // Global options that take a value, so the value is not mistaken for the command name.
 bool takes_value(const std::string& arg) {
-    return arg == "--home" || arg == "-t" || arg == "--team" || arg == "--as";
+    return arg == "--home" || arg == "--store" || arg == "-t" || arg == "--team" || arg == "--as";
 }
 
 // The first word that is not an option: the command the user meant.
@@ -109,6 +110,11 @@ void add_global_options(CLI::App& app, GlobalOptions& g, std::string& home, std:
                    "where all state lives [env: TEAM_HOME; default: $XDG_STATE_HOME/team, "
                    "else ~/.local/state/team]")
         ->type_name("DIR");
+    app.add_option("--store", g.store,
+                   "the store: a PostgreSQL connection string (postgresql://…, the password in "
+                   "~/.pgpass) or sqlite [env: TEAM_STORE; default: the home's config, else "
+                   "sqlite]")
+        ->type_name("URL");
     app.add_option("-t,--team", team,
                    "the team to act on [env: TEAM_NAME; default: the only live team]")
         ->type_name("NAME");
@@ -151,6 +157,7 @@ const Command kCommands[] = {
     {"session", add_session_command},
     {"run", add_run_command},
     {"doctor", add_doctor_command},
+    {"store", add_store_command},
     {"__supervise", add_supervise_command},
     {"__agent", add_supervise_command},  // declares the three hidden supervisors
     {"__acp", add_supervise_command},
@@ -261,6 +268,8 @@ int run(int argc, char** argv) {
     // asks for JSON: the caller parses stdout either way.
     g.json = g.json || json_requested;
     if (!home.empty()) g.home = home;
+    // The store is the environment's: processes team starts (supervisors) inherit it.
+    if (!g.store.empty()) ::setenv("TEAM_STORE", g.store.c_str(), 1);
     g.team = !team.empty() ? std::optional(team) : env("TEAM_NAME");
     g.as = !as.empty() ? std::optional(as) : env("TEAM_AGENT_ID");
     g.no_color = g.no_color || env("NO_COLOR").has_value();

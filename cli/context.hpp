@@ -20,6 +20,7 @@ struct GlobalOptions {
     std::optional<std::string> home;  // --home, else TEAM_HOME (resolved by state/home)
     std::optional<std::string> team;  // --team, else TEAM_NAME
     std::optional<std::string> as;    // --as, else TEAM_AGENT_ID
+    std::string store;                // --store (TEAM_STORE is read by state/store)
     bool json = false;
     bool no_color = false;
 };

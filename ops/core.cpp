@@ -1,10 +1,13 @@
 #include "ops/core.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
 #include "state/home.hpp"
+#include "state/store.hpp"
 #include "team/agent_instructions.hpp"
 #include "tmux/server.hpp"
 
@@ -12,7 +15,7 @@ namespace team::ops {
 
 namespace {
 
-// The SQLite store's changes: its ChangeWatch.
+// The store's changes: its ChangeWatch (the home's FIFOs, or the PostgreSQL store's NOTIFY).
 class StoreChanges final : public Changes {
   public:
     explicit StoreChanges(const std::filesystem::path& home) : watch_(home) {}
@@ -71,7 +74,13 @@ Teams& Core::teams() {
 }
 
 bool Core::has_store() {
-    return store_ || std::filesystem::exists(resolve_home(identity_.home) / "team.db");
+    if (store_) return true;
+    auto home = resolve_home(identity_.home);
+    // A shared store (PostgreSQL) exists whether or not this home has made anything yet.
+    if (std::filesystem::exists(home / "team.db")) return true;
+    const char* named = std::getenv("TEAM_STORE");
+    if (named && *named && std::string_view(named) != "sqlite") return true;
+    return std::filesystem::exists(home / "config") && !resolve_store_url(home).empty();
 }
 
 TeamRecord Core::team(const std::optional<std::string>& positional) {

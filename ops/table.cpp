@@ -4,6 +4,7 @@
 
 #include "ops/doctor_ops.hpp"
 #include "ops/execution_ops.hpp"
+#include "ops/store_ops.hpp"
 
 namespace team::ops {
 
@@ -11,7 +12,7 @@ namespace {
 
 // The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells,
 // executions (SPEC 13), team run, sessions, activity, worktrees (SPEC 14), ACP agents (SPEC 15);
-// then doctor.
+// then doctor and the store (SPEC 16).
 // clang-format off
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,
@@ -32,6 +33,7 @@ const std::array kTable{
     &cancel_turn_op,     &list_permissions_op, &answer_permission_op, &allow_permission_op,
     &deny_permission_op,
     &doctor_op,
+    &store_check_op,     &store_migrate_op,    &store_use_op,
     &show_agent_op,
 };
 // clang-format on

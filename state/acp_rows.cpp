@@ -1,6 +1,6 @@
 #include "state/acp_rows.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include "state/sql.hpp"
 
@@ -10,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-json json_column(const SQLite::Column& c) {
+json json_column(const Column& c) {
     if (c.isNull()) return nullptr;
     json j = json::parse(c.getString(), nullptr, false);
     return j.is_discarded() ? json(nullptr) : j;
@@ -25,7 +25,7 @@ const char* const kSessionColumns =
     "SELECT agent_id, team_id, policy, state, session_id, agent_info, auth_methods, end_reason, "
     "stderr_tail, cancels FROM acp_agents ";
 
-AcpSessionRow read_session(SQLite::Statement& s) {
+AcpSessionRow read_session(Statement& s) {
     AcpSessionRow r;
     r.agent_id = s.getColumn(0).getInt64();
     r.team_id = s.getColumn(1).getInt64();
@@ -44,7 +44,7 @@ const char* const kTurnColumns =
     "SELECT id, agent_id, text, source, state, stop_reason, error, created_at, ended_at "
     "FROM acp_turns ";
 
-AcpTurnRow read_turn(SQLite::Statement& s) {
+AcpTurnRow read_turn(Statement& s) {
     AcpTurnRow t;
     t.id = s.getColumn(0).getInt64();
     t.agent_id = s.getColumn(1).getInt64();
@@ -58,7 +58,7 @@ AcpTurnRow read_turn(SQLite::Statement& s) {
     return t;
 }
 
-std::vector<AcpTurnRow> read_turns(SQLite::Statement& s) {
+std::vector<AcpTurnRow> read_turns(Statement& s) {
     std::vector<AcpTurnRow> rows;
     while (s.executeStep()) rows.push_back(read_turn(s));
     return rows;
@@ -69,7 +69,7 @@ const char* const kPermissionColumns =
     "p.answer, p.answered_by, p.created_at, p.closed_at "
     "FROM acp_permissions p JOIN agents a ON a.id = p.agent_id ";
 
-AcpPermissionRow read_permission(SQLite::Statement& s) {
+AcpPermissionRow read_permission(Statement& s) {
     AcpPermissionRow p;
     p.id = s.getColumn(0).getInt64();
     p.team_id = s.getColumn(1).getInt64();
@@ -87,7 +87,7 @@ AcpPermissionRow read_permission(SQLite::Statement& s) {
     return p;
 }
 
-std::vector<AcpPermissionRow> read_permissions(SQLite::Statement& s) {
+std::vector<AcpPermissionRow> read_permissions(Statement& s) {
     std::vector<AcpPermissionRow> rows;
     while (s.executeStep()) rows.push_back(read_permission(s));
     return rows;
@@ -96,9 +96,9 @@ std::vector<AcpPermissionRow> read_permissions(SQLite::Statement& s) {
 }  // namespace
 
 void insert_acp_session(Store& store, const AcpSessionRow& row) {
-    SQLite::Statement s(store.db(),
-                        "INSERT INTO acp_agents (agent_id, team_id, policy, state) "
-                        "VALUES (?, ?, ?, ?)");
+    Statement s(store.db(),
+                "INSERT INTO acp_agents (agent_id, team_id, policy, state) "
+                "VALUES (?, ?, ?, ?)");
     s.bind(1, row.agent_id);
     s.bind(2, row.team_id);
     s.bind(3, row.policy);
@@ -107,14 +107,14 @@ void insert_acp_session(Store& store, const AcpSessionRow& row) {
 }
 
 std::optional<AcpSessionRow> load_acp_session(Store& store, std::int64_t agent_id) {
-    SQLite::Statement s(store.db(), std::string(kSessionColumns) + "WHERE agent_id = ?");
+    Statement s(store.db(), std::string(kSessionColumns) + "WHERE agent_id = ?");
     s.bind(1, agent_id);
     if (!s.executeStep()) return std::nullopt;
     return read_session(s);
 }
 
 std::vector<AcpSessionRow> acp_sessions_of_team(Store& store, std::int64_t team_id) {
-    SQLite::Statement s(store.db(), std::string(kSessionColumns) + "WHERE team_id = ?");
+    Statement s(store.db(), std::string(kSessionColumns) + "WHERE team_id = ?");
     s.bind(1, team_id);
     std::vector<AcpSessionRow> rows;
     while (s.executeStep()) rows.push_back(read_session(s));
@@ -124,9 +124,9 @@ std::vector<AcpSessionRow> acp_sessions_of_team(Store& store, std::int64_t team_
 void set_acp_session_state(Store& store, std::int64_t agent_id, const std::string& state,
                            const std::optional<std::string>& session_id, const json& agent_info,
                            const json& auth_methods) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE acp_agents SET state = ?, session_id = ?, agent_info = ?, "
-                        "auth_methods = ? WHERE agent_id = ?");
+    Statement s(store.db(),
+                "UPDATE acp_agents SET state = ?, session_id = ?, agent_info = ?, "
+                "auth_methods = ? WHERE agent_id = ?");
     s.bind(1, state);
     bind_or_null(s, 2, session_id);
     bind_or_null(s, 3, json_text(agent_info));
@@ -137,9 +137,9 @@ void set_acp_session_state(Store& store, std::int64_t agent_id, const std::strin
 
 void set_acp_session_ended(Store& store, std::int64_t agent_id, const std::string& reason,
                            const std::string& stderr_tail) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE acp_agents SET state = 'ended', end_reason = ?, stderr_tail = ? "
-                        "WHERE agent_id = ?");
+    Statement s(store.db(),
+                "UPDATE acp_agents SET state = 'ended', end_reason = ?, stderr_tail = ? "
+                "WHERE agent_id = ?");
     s.bind(1, reason);
     s.bind(2, stderr_tail);
     s.bind(3, agent_id);
@@ -150,9 +150,9 @@ void end_acp_session(Store& store, std::int64_t agent_id, const std::string& rea
     auto session = load_acp_session(store, agent_id);
     if (!session) return;
     if (session->state != "ended") {
-        SQLite::Statement s(store.db(),
-                            "UPDATE acp_agents SET state = 'ended', end_reason = ? "
-                            "WHERE agent_id = ?");
+        Statement s(store.db(),
+                    "UPDATE acp_agents SET state = 'ended', end_reason = ? "
+                    "WHERE agent_id = ?");
         s.bind(1, reason);
         s.bind(2, agent_id);
         s.exec();
@@ -162,61 +162,61 @@ void end_acp_session(Store& store, std::int64_t agent_id, const std::string& rea
 }
 
 std::int64_t add_acp_cancel(Store& store, std::int64_t agent_id) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE acp_agents SET cancels = cancels + 1 WHERE agent_id = ? "
-                        "RETURNING cancels");
+    Statement s(store.db(),
+                "UPDATE acp_agents SET cancels = cancels + 1 WHERE agent_id = ? "
+                "RETURNING cancels");
     s.bind(1, agent_id);
     return s.executeStep() ? s.getColumn(0).getInt64() : 0;
 }
 
 std::int64_t insert_acp_turn(Store& store, const AcpTurnRow& t) {
-    SQLite::Statement s(store.db(),
-                        "INSERT INTO acp_turns (agent_id, text, source, state, created_at) "
-                        "VALUES (?, ?, ?, 'queued', ?)");
+    Statement s(store.db(),
+                "INSERT INTO acp_turns (agent_id, text, source, state, created_at) "
+                "VALUES (?, ?, ?, 'queued', ?) RETURNING id");
     s.bind(1, t.agent_id);
     s.bind(2, t.text);
     s.bind(3, t.source);
     s.bind(4, t.created_at);
-    s.exec();
-    return store.db().getLastInsertRowid();
+    s.executeStep();
+    return s.getColumn(0).getInt64();
 }
 
 std::optional<AcpTurnRow> load_acp_turn(Store& store, std::int64_t id) {
-    SQLite::Statement s(store.db(), std::string(kTurnColumns) + "WHERE id = ?");
+    Statement s(store.db(), std::string(kTurnColumns) + "WHERE id = ?");
     s.bind(1, id);
     if (!s.executeStep()) return std::nullopt;
     return read_turn(s);
 }
 
 std::vector<AcpTurnRow> open_acp_turns(Store& store, std::int64_t agent_id) {
-    SQLite::Statement s(store.db(), std::string(kTurnColumns) +
-                                        "WHERE agent_id = ? AND state IN ('queued', 'running') "
-                                        "ORDER BY id");
+    Statement s(store.db(), std::string(kTurnColumns) +
+                                "WHERE agent_id = ? AND state IN ('queued', 'running') "
+                                "ORDER BY id");
     s.bind(1, agent_id);
     return read_turns(s);
 }
 
 std::vector<AcpTurnRow> queued_acp_turns(Store& store, std::int64_t agent_id, std::int64_t after) {
-    SQLite::Statement s(store.db(), std::string(kTurnColumns) +
-                                        "WHERE agent_id = ? AND state = 'queued' AND id > ? "
-                                        "ORDER BY id");
+    Statement s(store.db(), std::string(kTurnColumns) +
+                                "WHERE agent_id = ? AND state = 'queued' AND id > ? "
+                                "ORDER BY id");
     s.bind(1, agent_id);
     s.bind(2, after);
     return read_turns(s);
 }
 
 void set_acp_turn_running(Store& store, std::int64_t id) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE acp_turns SET state = 'running' WHERE id = ? AND state = 'queued'");
+    Statement s(store.db(),
+                "UPDATE acp_turns SET state = 'running' WHERE id = ? AND state = 'queued'");
     s.bind(1, id);
     s.exec();
 }
 
 void end_acp_turn(Store& store, std::int64_t id, const std::optional<std::string>& stop_reason,
                   const std::optional<std::string>& error, EpochMs at) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE acp_turns SET state = ?, stop_reason = ?, error = ?, ended_at = ? "
-                        "WHERE id = ? AND state IN ('queued', 'running')");
+    Statement s(store.db(),
+                "UPDATE acp_turns SET state = ?, stop_reason = ?, error = ?, ended_at = ? "
+                "WHERE id = ? AND state IN ('queued', 'running')");
     s.bind(1, error ? "failed" : "done");
     bind_or_null(s, 2, stop_reason);
     bind_or_null(s, 3, error);
@@ -226,9 +226,9 @@ void end_acp_turn(Store& store, std::int64_t id, const std::optional<std::string
 }
 
 int fail_open_acp_turns(Store& store, std::int64_t agent_id, const std::string& error, EpochMs at) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE acp_turns SET state = 'failed', error = ?, ended_at = ? "
-                        "WHERE agent_id = ? AND state IN ('queued', 'running')");
+    Statement s(store.db(),
+                "UPDATE acp_turns SET state = 'failed', error = ?, ended_at = ? "
+                "WHERE agent_id = ? AND state IN ('queued', 'running')");
     s.bind(1, error);
     s.bind(2, at);
     s.bind(3, agent_id);
@@ -236,10 +236,11 @@ int fail_open_acp_turns(Store& store, std::int64_t agent_id, const std::string& 
 }
 
 std::int64_t insert_acp_permission(Store& store, const AcpPermissionRow& p) {
-    SQLite::Statement s(store.db(), R"sql(
+    Statement s(store.db(), R"sql(
         INSERT INTO acp_permissions (team_id, agent_id, number, tool_call, options, state,
                                      created_at)
         VALUES (?, ?, ?, ?, ?, 'open', ?)
+        RETURNING id
     )sql");
     s.bind(1, p.team_id);
     s.bind(2, p.agent_id);
@@ -247,12 +248,12 @@ std::int64_t insert_acp_permission(Store& store, const AcpPermissionRow& p) {
     s.bind(4, p.tool_call.dump());
     s.bind(5, p.options.dump());
     s.bind(6, p.created_at);
-    s.exec();
-    return store.db().getLastInsertRowid();
+    s.executeStep();
+    return s.getColumn(0).getInt64();
 }
 
 std::optional<AcpPermissionRow> load_acp_permission(Store& store, std::int64_t id) {
-    SQLite::Statement s(store.db(), std::string(kPermissionColumns) + "WHERE p.id = ?");
+    Statement s(store.db(), std::string(kPermissionColumns) + "WHERE p.id = ?");
     s.bind(1, id);
     if (!s.executeStep()) return std::nullopt;
     return read_permission(s);
@@ -260,26 +261,26 @@ std::optional<AcpPermissionRow> load_acp_permission(Store& store, std::int64_t i
 
 std::vector<AcpPermissionRow> acp_permissions_of_team(Store& store, std::int64_t team_id,
                                                       bool all) {
-    SQLite::Statement s(store.db(), std::string(kPermissionColumns) + "WHERE p.team_id = ? " +
-                                        (all ? "" : "AND p.state IN ('open', 'answering') ") +
-                                        "ORDER BY p.id");
+    Statement s(store.db(), std::string(kPermissionColumns) + "WHERE p.team_id = ? " +
+                                (all ? "" : "AND p.state IN ('open', 'answering') ") +
+                                "ORDER BY p.id");
     s.bind(1, team_id);
     return read_permissions(s);
 }
 
 std::vector<AcpPermissionRow> answering_acp_permissions(Store& store, std::int64_t agent_id) {
-    SQLite::Statement s(store.db(), std::string(kPermissionColumns) +
-                                        "WHERE p.agent_id = ? AND p.state = 'answering' "
-                                        "ORDER BY p.id");
+    Statement s(store.db(), std::string(kPermissionColumns) +
+                                "WHERE p.agent_id = ? AND p.state = 'answering' "
+                                "ORDER BY p.id");
     s.bind(1, agent_id);
     return read_permissions(s);
 }
 
 std::optional<AcpPermissionRow> acp_permission_by_number(Store& store, std::int64_t agent_id,
                                                          std::int64_t number) {
-    SQLite::Statement s(store.db(), std::string(kPermissionColumns) +
-                                        "WHERE p.agent_id = ? AND p.number = ? "
-                                        "ORDER BY p.id DESC LIMIT 1");
+    Statement s(store.db(), std::string(kPermissionColumns) +
+                                "WHERE p.agent_id = ? AND p.number = ? "
+                                "ORDER BY p.id DESC LIMIT 1");
     s.bind(1, agent_id);
     s.bind(2, number);
     if (!s.executeStep()) return std::nullopt;
@@ -288,9 +289,9 @@ std::optional<AcpPermissionRow> acp_permission_by_number(Store& store, std::int6
 
 bool answer_acp_permission(Store& store, std::int64_t id, const std::string& option,
                            const std::string& by) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE acp_permissions SET state = 'answering', answer = ?, "
-                        "answered_by = ? WHERE id = ? AND state = 'open'");
+    Statement s(store.db(),
+                "UPDATE acp_permissions SET state = 'answering', answer = ?, "
+                "answered_by = ? WHERE id = ? AND state = 'open'");
     s.bind(1, option);
     s.bind(2, by);
     s.bind(3, id);
@@ -299,9 +300,9 @@ bool answer_acp_permission(Store& store, std::int64_t id, const std::string& opt
 
 void close_acp_permission(Store& store, std::int64_t id, const std::string& state,
                           const std::optional<std::string>& answer, EpochMs at) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE acp_permissions SET state = ?, answer = coalesce(?, answer), "
-                        "closed_at = ? WHERE id = ? AND state IN ('open', 'answering')");
+    Statement s(store.db(),
+                "UPDATE acp_permissions SET state = ?, answer = coalesce(?, answer), "
+                "closed_at = ? WHERE id = ? AND state IN ('open', 'answering')");
     s.bind(1, state);
     bind_or_null(s, 2, answer);
     s.bind(3, at);
@@ -310,18 +311,18 @@ void close_acp_permission(Store& store, std::int64_t id, const std::string& stat
 }
 
 int expire_acp_permissions(Store& store, std::int64_t agent_id, EpochMs at) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE acp_permissions SET state = 'expired', closed_at = ? "
-                        "WHERE agent_id = ? AND state IN ('open', 'answering')");
+    Statement s(store.db(),
+                "UPDATE acp_permissions SET state = 'expired', closed_at = ? "
+                "WHERE agent_id = ? AND state IN ('open', 'answering')");
     s.bind(1, at);
     s.bind(2, agent_id);
     return s.exec();
 }
 
 void put_acp_transcript(Store& store, std::int64_t agent_id, std::int64_t seq, const json& record) {
-    SQLite::Statement s(store.db(),
-                        "INSERT INTO acp_transcript (agent_id, seq, record) VALUES (?, ?, ?) "
-                        "ON CONFLICT (agent_id, seq) DO UPDATE SET record = excluded.record");
+    Statement s(store.db(),
+                "INSERT INTO acp_transcript (agent_id, seq, record) VALUES (?, ?, ?) "
+                "ON CONFLICT (agent_id, seq) DO UPDATE SET record = excluded.record");
     s.bind(1, agent_id);
     s.bind(2, seq);
     s.bind(3, record.dump());
@@ -329,8 +330,7 @@ void put_acp_transcript(Store& store, std::int64_t agent_id, std::int64_t seq, c
 }
 
 json acp_transcript(Store& store, std::int64_t agent_id) {
-    SQLite::Statement s(store.db(),
-                        "SELECT record FROM acp_transcript WHERE agent_id = ? ORDER BY seq");
+    Statement s(store.db(), "SELECT record FROM acp_transcript WHERE agent_id = ? ORDER BY seq");
     s.bind(1, agent_id);
     json out = json::array();
     while (s.executeStep()) out.push_back(json_column(s.getColumn(0)));

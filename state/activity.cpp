@@ -1,7 +1,7 @@
 #include "state/activity.hpp"
 #include "state/sql.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 namespace team {
 
@@ -17,13 +17,13 @@ ActivityVia::~ActivityVia() {
     t_via = previous_;
 }
 
-std::int64_t last_activity_id(SQLite::Database& db) {
-    SQLite::Statement select(db, "SELECT COALESCE(MAX(id), 0) FROM activity");
+std::int64_t last_activity_id(Db& db) {
+    Statement select(db, "SELECT COALESCE(MAX(id), 0) FROM activity");
     select.executeStep();
     return select.getColumn(0).getInt64();
 }
 
-void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, EpochMs at,
+void append_activity(Db& db, std::optional<std::int64_t> team_id, EpochMs at,
                      const std::string& actor, const std::string& type,
                      const nlohmann::json& given) {
     nlohmann::json marked;
@@ -32,7 +32,7 @@ void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, 
         marked["via"] = *t_via;
     }
     const nlohmann::json& details = marked.is_null() ? given : marked;
-    SQLite::Statement insert(
+    Statement insert(
         db, "INSERT INTO activity (team_id, at, actor, type, details) VALUES (?, ?, ?, ?, ?)");
     bind_or_null(insert, 1, team_id);
     insert.bind(2, at);
@@ -42,20 +42,21 @@ void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, 
     insert.exec();
 }
 
-std::vector<ActivityEntry> list_activity(SQLite::Database& db, std::optional<std::int64_t> team_id,
+std::vector<ActivityEntry> list_activity(Db& db, std::optional<std::int64_t> team_id,
                                          const ActivityQuery& query) {
     std::string sql =
         "SELECT a.id, a.at, a.actor, a.type, a.details, t.name FROM activity a"
         " LEFT JOIN teams t ON t.id = a.team_id WHERE a.id > ?";
     if (team_id) sql += " AND a.team_id = ?";
     if (query.type) sql += " AND a.type = ?";
-    sql += " ORDER BY a.id LIMIT ?";
-    SQLite::Statement select(db, sql);
+    sql += " ORDER BY a.id";
+    if (query.limit) sql += " LIMIT ?";
+    Statement select(db, sql);
     int i = 1;
     select.bind(i++, query.since_id);
     if (team_id) select.bind(i++, *team_id);
     if (query.type) select.bind(i++, *query.type);
-    select.bind(i++, query.limit.value_or(-1));
+    if (query.limit) select.bind(i++, *query.limit);
     std::vector<ActivityEntry> entries;
     while (select.executeStep()) {
         ActivityEntry e;

@@ -9,10 +9,7 @@
 #include <vector>
 
 #include "base/time.hpp"
-
-namespace SQLite {
-class Database;
-}
+#include "state/db.hpp"
 
 namespace team {
 
@@ -28,7 +25,7 @@ struct ActivityEntry {
 // `team_id` none: an entry of the home itself (a shell started outside any team). While an
 // ActivityVia is alive on this thread, `details` also gets "via" (the face the request came
 // through, "web" for `team serve`), so the log shows where a change was asked for.
-void append_activity(SQLite::Database& db, std::optional<std::int64_t> team_id, EpochMs at,
+void append_activity(Db& db, std::optional<std::int64_t> team_id, EpochMs at,
                      const std::string& actor, const std::string& type,
                      const nlohmann::json& details);
 
@@ -46,7 +43,7 @@ class ActivityVia {
 };
 
 // The id of the newest entry of the home; 0 when there is none.
-std::int64_t last_activity_id(SQLite::Database& db);
+std::int64_t last_activity_id(Db& db);
 
 struct ActivityQuery {
     std::optional<std::string> type;
@@ -55,7 +52,7 @@ struct ActivityQuery {
 };
 
 // Oldest first: the entries of one team, or with `team_id` none every entry of the home.
-std::vector<ActivityEntry> list_activity(SQLite::Database& db, std::optional<std::int64_t> team_id,
+std::vector<ActivityEntry> list_activity(Db& db, std::optional<std::int64_t> team_id,
                                          const ActivityQuery& query);
 
 nlohmann::json to_json(const ActivityEntry& entry);

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -14,12 +15,15 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "state/pg_listen.hpp"
+#include "state/store.hpp"
 
 namespace team {
 
 namespace {
 constexpr const char* kMarker = "team.db.changed";
 constexpr const char* kWakeDir = "wake";
+constexpr long long kReconnectMs = 200;
 }  // namespace
 
 namespace {
@@ -107,6 +111,13 @@ int open_wake_fifo(const std::filesystem::path& home, std::filesystem::path& fif
 }
 
 ChangeWatch::ChangeWatch(const std::filesystem::path& home) : name_(kMarker) {
+    if (std::string url = resolve_store_url(home); !url.empty()) {
+        pg_ = std::make_unique<PgListener>(url);
+        fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+        if (fd_ < 0) throw failed(std::string("cannot watch the store: ") + std::strerror(errno));
+        watch_listener_socket();
+        return;
+    }
     fd_ = open_wake_fifo(home, fifo_);
     if (fd_ < 0) fd_ = watch_dir(home, IN_ATTRIB | IN_CREATE | IN_MOVED_TO);
 }
@@ -114,12 +125,39 @@ ChangeWatch::ChangeWatch(const std::filesystem::path& home) : name_(kMarker) {
 ChangeWatch::ChangeWatch(const std::filesystem::path& dir, const std::string& name)
     : fd_(watch_dir(dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE)), name_(name) {}
 
+void ChangeWatch::watch_listener_socket() {
+    // A closed socket leaves the set by itself, and a new connection's socket may have the
+    // same number: each connection is added once, by its generation.
+    if (pg_->generation() == pg_generation_) return;
+    pg_generation_ = pg_->generation();
+    int socket = pg_->socket();
+    if (pg_socket_ >= 0) ::epoll_ctl(fd_, EPOLL_CTL_DEL, pg_socket_, nullptr);
+    pg_socket_ = -1;
+    if (socket < 0) return;
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = socket;
+    if (::epoll_ctl(fd_, EPOLL_CTL_ADD, socket, &event) == 0) pg_socket_ = socket;
+}
+
 ChangeWatch::~ChangeWatch() {
     if (!fifo_.empty()) ::unlink(fifo_.c_str());
     if (fd_ >= 0) ::close(fd_);
 }
 
 bool ChangeWatch::drain() {
+    if (pg_) {
+        epoll_event events[4];
+        while (::epoll_wait(fd_, events, 4, 0) > 0) {
+            if (pg_->drain()) {
+                watch_listener_socket();
+                return true;
+            }
+            if (!pg_->connected()) break;
+        }
+        watch_listener_socket();
+        return false;
+    }
     if (!fifo_.empty()) {
         bool woken = false;
         char buf[256];
@@ -159,9 +197,11 @@ bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
     for (;;) {
         auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
         if (left < 0) left = 0;
-        // Round up so a sub-millisecond remainder does not become a busy loop.
+        // Round up so a sub-millisecond remainder does not become a busy loop. A store listener
+        // whose connection is lost tries to get it back every kReconnectMs.
+        long long cap = pg_ && !pg_->connected() ? kReconnectMs : 60'000;
         int rc =
-            ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left + 1, 60'000)));
+            ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left + 1, cap)));
         if (rc < 0 && errno == EINTR) continue;
         if (rc > 0) {
             if (cancellable && fds.back().revents != 0) throw WaitCancelled();
@@ -170,6 +210,10 @@ bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
             }
             if (drain()) return true;
             continue;
+        }
+        if (pg_ && !pg_->connected() && pg_->drain()) {
+            watch_listener_socket();
+            return true;  // back: re-read what may have been missed
         }
         if (steady_clock::now() >= deadline) return false;
     }

@@ -17,16 +17,24 @@
 // A commit between the query and the wait is still seen, because the watch was set up first.
 //
 // ChangeWatch(dir, name) watches one file (a log being followed) with inotify.
+//
+// A home whose store is PostgreSQL (SPEC 16) is woken by the store instead: the watch LISTENs on
+// a connection of its own (state/pg_listen.hpp), every write NOTIFYs in its transaction, and a
+// listener that lost its connection and got it back wakes its reader to re-read. fd() is then an
+// epoll descriptor holding the connection's socket, so that it stays the same across reconnects.
 #pragma once
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/cancel.hpp"  // IWYU pragma: export; the thread's cancel descriptor, WaitCancelled
 
 namespace team {
+
+class PgListener;
 
 // Tells every ChangeWatch of `home` that the store changed: a byte into each waiting reader's
 // FIFO (removing those whose reader died) and a touch of the marker. Never throws.
@@ -57,7 +65,12 @@ class ChangeWatch {
   private:
     // Drains pending events; true when one of them concerns the watched name.
     bool drain();
+    // The PostgreSQL listener's socket into fd_ (an epoll set), after a (re)connect.
+    void watch_listener_socket();
 
+    std::unique_ptr<PgListener> pg_;
+    int pg_socket_ = -1;          // the socket fd_ holds
+    unsigned pg_generation_ = 0;  // the listener's connection it belongs to
     int fd_ = -1;
     std::string name_;
     std::filesystem::path fifo_;  // the wake FIFO, when this watches the store that way

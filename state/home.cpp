@@ -1,10 +1,14 @@
 #include "state/home.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <random>
 
 #include "base/error.hpp"
 
@@ -61,6 +65,40 @@ void ensure_home(const fs::path& home) {
         throw failed("cannot set permissions on " + quote(home.string()) + ": " +
                      std::strerror(errno));
     }
+}
+
+}  // namespace team
+
+namespace team {
+
+std::string home_id(const fs::path& home) {
+    fs::path path = home / "id";
+    auto read = [&]() -> std::string {
+        std::ifstream in(path);
+        std::string id;
+        std::getline(in, id);
+        return id;
+    };
+    if (std::string id = read(); !id.empty()) return id;
+    // hostname:16 random hex digits, written to a file of its own and linked into place, so
+    // that of two processes making it at once one wins and both read the winner's.
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::random_device random;
+    char suffix[17];
+    std::snprintf(suffix, sizeof suffix, "%08x%08x", random(), random());
+    std::string id = std::string(host) + ":" + suffix;
+    fs::path tmp = home / ("id.tmp." + std::to_string(::getpid()));
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << id << '\n';
+        if (!out.flush()) throw failed("cannot write " + quote(tmp.string()));
+    }
+    bool linked = ::link(tmp.c_str(), path.c_str()) == 0;
+    ::unlink(tmp.c_str());
+    if (linked) return id;
+    if (std::string winner = read(); !winner.empty()) return winner;
+    throw failed("cannot write " + quote(path.string()) + ": " + std::strerror(errno));
 }
 
 }  // namespace team

@@ -16,4 +16,9 @@ std::filesystem::path resolve_home(const std::optional<std::string>& flag);
 // path when it cannot be created or is not a directory.
 void ensure_home(const std::filesystem::path& home);
 
+// The home's id (<home>/id, made on first use: "HOSTNAME:16 hex digits"). Homes on several
+// machines that share a store (SPEC 16) record it on the agents and shells they run, so that
+// each looks only at its own processes and panes.
+std::string home_id(const std::filesystem::path& home);
+
 }  // namespace team

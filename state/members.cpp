@@ -1,6 +1,6 @@
 #include "state/members.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include "base/error.hpp"
 #include "base/names.hpp"
@@ -10,7 +10,7 @@ namespace team {
 
 namespace {
 
-AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
+AgentRecord read_agent(Statement& row, const std::string& team) {
     AgentRecord a;
     a.id = row.getColumn(0).getInt64();
     a.name = row.getColumn(1).getString();
@@ -39,22 +39,22 @@ AgentRecord read_agent(SQLite::Statement& row, const std::string& team) {
     a.spawner_pid = column_or_null<std::int64_t>(row.getColumn(22));
     a.spawner_start = column_or_null<std::int64_t>(row.getColumn(23));
     a.notify = row.getColumn(24).getInt() != 0;
+    a.home_id = column_or_null<std::string>(row.getColumn(25));
     return a;
 }
 
 const char* const kAgentColumns = R"sql(
     id, name, role, is_leader, status, pane_id, pid, color, command, cwd, created_at,
     terminated_at, exit_code, signal, exit_reason, team_id, env, pid_start_time, supervisor_pid,
-    supervisor_start, log_file, spawn_error, spawner_pid, spawner_start, notify
+    supervisor_start, log_file, spawn_error, spawner_pid, spawner_start, notify, home_id
 )sql";
 // How many columns kAgentColumns has: a query's own columns come after them.
-constexpr int kAgentColumnCount = 25;
+constexpr int kAgentColumnCount = 26;
 
 }  // namespace
 
-std::vector<std::string> live_member_names(SQLite::Database& db, std::int64_t team_id) {
-    SQLite::Statement names(db,
-                            "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");
+std::vector<std::string> live_member_names(Db& db, std::int64_t team_id) {
+    Statement names(db, "SELECT name FROM agents WHERE team_id = ? AND status <> 'terminated'");
     names.bind(1, team_id);
     std::vector<std::string> out;
     while (names.executeStep()) out.push_back(names.getColumn(0).getString());
@@ -64,10 +64,10 @@ std::vector<std::string> live_member_names(SQLite::Database& db, std::int64_t te
 std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team,
                                      bool include_terminated) {
     std::string sql =
-        std::string("SELECT ") + kAgentColumns + " FROM agents WHERE team_id = ? AND NOT is_leader";
+        std::string("SELECT ") + kAgentColumns + " FROM agents WHERE team_id = ? AND is_leader = 0";
     if (!include_terminated) sql += " AND status <> 'terminated'";
     sql += " ORDER BY id";
-    SQLite::Statement select(store.db(), sql);
+    Statement select(store.db(), sql);
     select.bind(1, team.id);
     std::vector<AgentRecord> agents;
     while (select.executeStep()) agents.push_back(read_agent(select, team.name));
@@ -75,9 +75,9 @@ std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team,
 }
 
 std::optional<AgentRecord> load_agent(Store& store, std::int64_t id) {
-    SQLite::Statement select(store.db(), std::string("SELECT ") + kAgentColumns +
-                                             ", (SELECT name FROM teams t WHERE t.id = a.team_id)"
-                                             " FROM agents a WHERE id = ?");
+    Statement select(store.db(), std::string("SELECT ") + kAgentColumns +
+                                     ", (SELECT name FROM teams t WHERE t.id = a.team_id)"
+                                     " FROM agents a WHERE id = ?");
     select.bind(1, id);
     if (!select.executeStep()) return std::nullopt;
     return read_agent(select, select.getColumn(kAgentColumnCount).getString());
@@ -85,7 +85,7 @@ std::optional<AgentRecord> load_agent(Store& store, std::int64_t id) {
 
 std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
                                        const std::string& name) {
-    SQLite::Statement select(store.db(), std::string("SELECT ") + kAgentColumns + R"sql(
+    Statement select(store.db(), std::string("SELECT ") + kAgentColumns + R"sql(
         FROM agents WHERE team_id = ? AND name = ?
         ORDER BY status = 'terminated', id DESC LIMIT 1
     )sql");
@@ -97,7 +97,7 @@ std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
 
 std::vector<AgentRecord> live_member_panes(Store& store, const TeamRecord& team) {
     std::vector<AgentRecord> out;
-    SQLite::Statement select(store.db(), R"sql(
+    Statement select(store.db(), R"sql(
         SELECT id, name, pane_id FROM agents
         WHERE team_id = ? AND status <> 'terminated' ORDER BY id
     )sql");
@@ -116,7 +116,7 @@ std::vector<AgentRecord> live_member_panes(Store& store, const TeamRecord& team)
 }
 
 bool live_member_exists(Store& store, std::int64_t team_id, const std::string& name) {
-    SQLite::Statement exists(
+    Statement exists(
         store.db(),
         "SELECT 1 FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'");
     exists.bind(1, team_id);
@@ -126,19 +126,19 @@ bool live_member_exists(Store& store, std::int64_t team_id, const std::string& n
 
 std::vector<std::string> live_member_colors(Store& store, std::int64_t team_id) {
     std::vector<std::string> used;
-    SQLite::Statement colors(store.db(),
-                             "SELECT color FROM agents WHERE team_id = ? AND status <> "
-                             "'terminated' AND color IS NOT NULL");
+    Statement colors(store.db(),
+                     "SELECT color FROM agents WHERE team_id = ? AND status <> "
+                     "'terminated' AND color IS NOT NULL");
     colors.bind(1, team_id);
     while (colors.executeStep()) used.push_back(colors.getColumn(0).getString());
     return used;
 }
 
 std::int64_t insert_spawning_agent(Store& store, const AgentRecord& agent, const Spawner& spawner) {
-    SQLite::Statement insert(store.db(), R"sql(
+    Statement insert(store.db(), R"sql(
         INSERT INTO agents (team_id, name, role, status, color, command, cwd, env, created_at,
-                            spawner_pid, spawner_start, notify)
-        VALUES (?, ?, ?, 'spawning', ?, ?, ?, ?, ?, ?, ?, ?)
+                            spawner_pid, spawner_start, notify, home_id)
+        VALUES (?, ?, ?, 'spawning', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
     )sql");
     insert.bind(1, agent.team_id);
     insert.bind(2, agent.name);
@@ -151,32 +151,33 @@ std::int64_t insert_spawning_agent(Store& store, const AgentRecord& agent, const
     insert.bind(9, spawner.pid);
     insert.bind(10, spawner.start);
     insert.bind(11, agent.notify ? 1 : 0);
-    insert.exec();
-    return store.db().getLastInsertRowid();
+    insert.bind(12, store.home_id());
+    insert.executeStep();
+    return insert.getColumn(0).getInt64();
 }
 
 void set_agent_log_file(Store& store, std::int64_t agent_id, const std::string& log_file) {
-    SQLite::Statement log(store.db(), "UPDATE agents SET log_file = ? WHERE id = ?");
+    Statement log(store.db(), "UPDATE agents SET log_file = ? WHERE id = ?");
     log.bind(1, log_file);
     log.bind(2, agent_id);
     log.exec();
 }
 
 void set_agent_spawn_error(Store& store, std::int64_t agent_id, const std::string& error) {
-    SQLite::Statement up(store.db(), "UPDATE agents SET spawn_error = ? WHERE id = ?");
+    Statement up(store.db(), "UPDATE agents SET spawn_error = ? WHERE id = ?");
     up.bind(1, error);
     up.bind(2, agent_id);
     up.exec();
 }
 
 void delete_agent(Store& store, std::int64_t agent_id) {
-    SQLite::Statement del(store.db(), "DELETE FROM agents WHERE id = ?");
+    Statement del(store.db(), "DELETE FROM agents WHERE id = ?");
     del.bind(1, agent_id);
     del.exec();
 }
 
 bool record_agent_started(Store& store, std::int64_t agent_id, const AgentStart& start) {
-    SQLite::Statement up(store.db(), R"sql(
+    Statement up(store.db(), R"sql(
         UPDATE agents SET status = 'active', pid = ?, pid_start_time = ?, supervisor_pid = ?,
                           supervisor_start = ?, pane_id = ?
         WHERE id = ? AND status = 'spawning'
@@ -196,18 +197,18 @@ void member_not_found(Store& store, const TeamRecord& team, const std::string& n
 }
 
 std::optional<AgentRecord> find_leader(Store& store, std::int64_t team_id) {
-    SQLite::Statement select(store.db(),
-                             "SELECT id FROM agents WHERE team_id = ? AND is_leader "
-                             "ORDER BY status = 'terminated', id DESC LIMIT 1");
+    Statement select(store.db(),
+                     "SELECT id FROM agents WHERE team_id = ? AND is_leader = 1 "
+                     "ORDER BY status = 'terminated', id DESC LIMIT 1");
     select.bind(1, team_id);
     if (!select.executeStep()) return std::nullopt;
     return load_agent(store, select.getColumn(0).getInt64());
 }
 
 std::optional<AgentRecord> live_leader_name(Store& store, std::int64_t team_id) {
-    SQLite::Statement leader(store.db(),
-                             "SELECT id, name FROM agents WHERE team_id = ? AND is_leader "
-                             "AND status <> 'terminated' LIMIT 1");
+    Statement leader(store.db(),
+                     "SELECT id, name FROM agents WHERE team_id = ? AND is_leader = 1 "
+                     "AND status <> 'terminated' LIMIT 1");
     leader.bind(1, team_id);
     if (!leader.executeStep()) return std::nullopt;
     AgentRecord to;
@@ -217,8 +218,8 @@ std::optional<AgentRecord> live_leader_name(Store& store, std::int64_t team_id) 
 }
 
 int count_live_agents(Store& store, std::int64_t team_id) {
-    SQLite::Statement live(store.db(), R"sql(
-        SELECT count(*) FROM agents WHERE team_id = ? AND NOT is_leader
+    Statement live(store.db(), R"sql(
+        SELECT count(*) FROM agents WHERE team_id = ? AND is_leader = 0
                                       AND status <> 'terminated'
     )sql");
     live.bind(1, team_id);
@@ -228,7 +229,7 @@ int count_live_agents(Store& store, std::int64_t team_id) {
 
 std::optional<Caller> find_live_caller(Store& store, const TeamRecord& team,
                                        const std::string& name) {
-    SQLite::Statement select(store.db(), R"sql(
+    Statement select(store.db(), R"sql(
         SELECT is_leader, id FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
     )sql");
     select.bind(1, team.id);
@@ -239,9 +240,9 @@ std::optional<Caller> find_live_caller(Store& store, const TeamRecord& team,
 }
 
 std::vector<std::string> agent_log_files(Store& store, std::int64_t team_id) {
-    SQLite::Statement logs(store.db(),
-                           "SELECT log_file FROM agents WHERE team_id = ? AND "
-                           "log_file IS NOT NULL");
+    Statement logs(store.db(),
+                   "SELECT log_file FROM agents WHERE team_id = ? AND "
+                   "log_file IS NOT NULL");
     logs.bind(1, team_id);
     std::vector<std::string> out;
     while (logs.executeStep()) out.push_back(logs.getColumn(0).getString());
@@ -250,7 +251,7 @@ std::vector<std::string> agent_log_files(Store& store, std::int64_t team_id) {
 
 bool other_live_member_exists(Store& store, std::int64_t team_id, const std::string& name,
                               std::int64_t except) {
-    SQLite::Statement live(store.db(), R"sql(
+    Statement live(store.db(), R"sql(
         SELECT 1 FROM agents WHERE team_id = ? AND name = ? AND status <> 'terminated'
                                AND id <> ?
     )sql");
@@ -262,7 +263,7 @@ bool other_live_member_exists(Store& store, std::int64_t team_id, const std::str
 
 void insert_leader(Store& store, std::int64_t team_id, const std::string& name,
                    const std::string& cwd, EpochMs at) {
-    SQLite::Statement leader(store.db(), R"sql(
+    Statement leader(store.db(), R"sql(
         INSERT INTO agents (team_id, name, role, is_leader, status, cwd, created_at)
         VALUES (?, ?, 'leader', 1, 'active', ?, ?)
     )sql");
@@ -274,7 +275,7 @@ void insert_leader(Store& store, std::int64_t team_id, const std::string& name,
 }
 
 bool set_agent_shutting_down(Store& store, std::int64_t agent_id) {
-    SQLite::Statement status(
+    Statement status(
         store.db(),
         "UPDATE agents SET status = 'shutting_down' WHERE id = ? AND status = 'active'");
     status.bind(1, agent_id);
@@ -282,15 +283,14 @@ bool set_agent_shutting_down(Store& store, std::int64_t agent_id) {
 }
 
 void set_agent_active_again(Store& store, std::int64_t agent_id) {
-    SQLite::Statement back(
-        store.db(),
-        "UPDATE agents SET status = 'active' WHERE id = ? AND status = 'shutting_down'");
+    Statement back(store.db(),
+                   "UPDATE agents SET status = 'active' WHERE id = ? AND status = 'shutting_down'");
     back.bind(1, agent_id);
     back.exec();
 }
 
 bool mark_agent_terminated(Store& store, std::int64_t agent_id, const AgentExit& exit) {
-    SQLite::Statement up(store.db(), R"sql(
+    Statement up(store.db(), R"sql(
         UPDATE agents SET status = 'terminated', terminated_at = ?, exit_reason = ?,
                           exit_code = ?, signal = ?
         WHERE id = ? AND status <> 'terminated'

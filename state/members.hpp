@@ -23,7 +23,7 @@ std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team, bool 
 std::optional<AgentRecord> load_agent(Store& store, std::int64_t id);
 
 // The names of a team's live members (leader included), for did-you-mean.
-std::vector<std::string> live_member_names(SQLite::Database& db, std::int64_t team_id);
+std::vector<std::string> live_member_names(Db& db, std::int64_t team_id);
 
 // A team's live members, leader included, oldest first, with only id, name, team and pane set.
 std::vector<AgentRecord> live_member_panes(Store& store, const TeamRecord& team);

@@ -1,6 +1,6 @@
 #include "state/messages.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include "state/sql.hpp"
 
@@ -11,7 +11,7 @@ namespace {
 const char* const kMessageColumns =
     "id, sender, recipient, type, text, data, created_at, read_at, recipient_id";
 
-Message read_message(SQLite::Statement& row, const std::string& team) {
+Message read_message(Statement& row, const std::string& team) {
     Message m;
     m.id = row.getColumn(0).getInt64();
     m.team = team;
@@ -34,10 +34,10 @@ Message insert_message(Store& store, const TeamRecord& team, Message message) {
     return insert_message(store.db(), team, std::move(message));
 }
 
-Message insert_message(SQLite::Database& db, const TeamRecord& team, Message m) {
-    SQLite::Statement insert(db, R"sql(
+Message insert_message(Db& db, const TeamRecord& team, Message m) {
+    Statement insert(db, R"sql(
         INSERT INTO messages (team_id, sender, recipient_id, recipient, type, text, data, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
     )sql");
     insert.bind(1, team.id);
     insert.bind(2, m.from);
@@ -51,8 +51,8 @@ Message insert_message(SQLite::Database& db, const TeamRecord& team, Message m) 
         insert.bind(7, m.data.dump());
     }
     insert.bind(8, m.created_at);
-    insert.exec();
-    m.id = db.getLastInsertRowid();
+    insert.executeStep();
+    m.id = insert.getColumn(0).getInt64();
     m.team = team.name;
     return m;
 }
@@ -68,7 +68,7 @@ std::vector<Message> inbox_of(Store& store, const TeamRecord& team, std::int64_t
     if (q.type) sql += " AND type = ?";
     sql += " ORDER BY id";
     if (q.limit) sql += " LIMIT ?";
-    SQLite::Statement select(store.db(), sql);
+    Statement select(store.db(), sql);
     int i = 0;
     select.bind(++i, recipient_id);
     select.bind(++i, q.since);
@@ -80,8 +80,7 @@ std::vector<Message> inbox_of(Store& store, const TeamRecord& team, std::int64_t
 }
 
 void mark_unread_read(Store& store, std::vector<Message>& messages, EpochMs at) {
-    SQLite::Statement mark(store.db(),
-                           "UPDATE messages SET read_at = ? WHERE id = ? AND read_at IS NULL");
+    Statement mark(store.db(), "UPDATE messages SET read_at = ? WHERE id = ? AND read_at IS NULL");
     for (auto& m : messages) {
         if (m.read_at) continue;
         mark.bind(1, at);
@@ -93,7 +92,7 @@ void mark_unread_read(Store& store, std::vector<Message>& messages, EpochMs at) 
 }
 
 void mark_read(Store& store, const std::vector<std::int64_t>& ids, EpochMs at) {
-    SQLite::Statement mark(store.db(), "UPDATE messages SET read_at = ? WHERE id = ?");
+    Statement mark(store.db(), "UPDATE messages SET read_at = ? WHERE id = ?");
     for (auto id : ids) {
         mark.bind(1, at);
         mark.bind(2, id);
@@ -103,7 +102,7 @@ void mark_read(Store& store, const std::vector<std::int64_t>& ids, EpochMs at) {
 }
 
 std::optional<MessageAddress> message_address(Store& store, std::int64_t id) {
-    SQLite::Statement select(store.db(), R"sql(
+    Statement select(store.db(), R"sql(
         SELECT team_id, recipient_id, recipient, read_at FROM messages WHERE id = ?
     )sql");
     select.bind(1, id);

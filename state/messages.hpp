@@ -18,7 +18,7 @@ namespace team {
 Message insert_message(Store& store, const TeamRecord& team, Message message);
 // The same on the store's connection: for the shutdown rooms, which still pass the connection
 // inside their writes (to go once they pass the Store).
-Message insert_message(SQLite::Database& db, const TeamRecord& team, Message message);
+Message insert_message(Db& db, const TeamRecord& team, Message message);
 
 // Which messages of one inbox to read, oldest first.
 struct InboxSelection {

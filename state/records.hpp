@@ -59,8 +59,12 @@ struct AgentRecord {
     std::optional<std::string> log_file, spawn_error;
     // Told of a shutdown request in its pane too (a preset's agent, or `spawn --notify`).
     bool notify = false;
+    // The home it lives in (state/home.hpp's home_id; null in records made before schema 11,
+    // which are of the home that has them): only that home looks at its processes and pane.
+    std::optional<std::string> home_id;
 
     std::string id_string() const { return name + "@" + team; }
+    bool lives_in(const std::string& home) const { return !home_id || *home_id == home; }
     bool live() const { return status != AgentStatus::terminated; }
 };
 

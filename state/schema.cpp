@@ -342,6 +342,13 @@ CREATE TABLE acp_transcript (
     PRIMARY KEY (agent_id, seq)
 ) WITHOUT ROWID;
 )sql",
+    // 11: the home each agent and shell lives in (SPEC 16): homes on several machines share a
+    // PostgreSQL store, and only the home an agent or a shell runs in can look at its processes
+    // and its pane (state/home.hpp's home_id). NULL: a row from before, of this home.
+    R"sql(
+ALTER TABLE agents ADD COLUMN home_id TEXT;
+ALTER TABLE shells ADD COLUMN home_id TEXT;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -1,6 +1,6 @@
 #include "state/session_records.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include "state/activity.hpp"
 #include "state/sql.hpp"
@@ -12,7 +12,7 @@ namespace {
 const char* const kSessionColumns =
     "id, name, state, team_id, created_by, created_at, updated_at, commands";
 
-StoredSession read_session(SQLite::Statement& row) {
+StoredSession read_session(Statement& row) {
     StoredSession s;
     s.id = row.getColumn(0).getInt64();
     s.name = row.getColumn(1).getString();
@@ -25,16 +25,16 @@ StoredSession read_session(SQLite::Statement& row) {
     return s;
 }
 
-std::optional<StoredSession> select_session(SQLite::Database& db, const std::string& name) {
-    SQLite::Statement select(
-        db, std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE name = ?");
+std::optional<StoredSession> select_session(Db& db, const std::string& name) {
+    Statement select(db,
+                     std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE name = ?");
     select.bind(1, name);
     if (!select.executeStep()) return std::nullopt;
     return read_session(select);
 }
 
-std::vector<SessionExec> select_execs(SQLite::Database& db, std::int64_t session_id) {
-    SQLite::Statement select(db, R"sql(
+std::vector<SessionExec> select_execs(Db& db, std::int64_t session_id) {
+    Statement select(db, R"sql(
         SELECT id, command, actor, supervisor_pid, supervisor_start, started_at
         FROM session_execs WHERE session_id = ? ORDER BY id
     )sql");
@@ -53,8 +53,8 @@ std::vector<SessionExec> select_execs(SQLite::Database& db, std::int64_t session
     return execs;
 }
 
-void delete_exec(SQLite::Database& db, std::int64_t exec_id) {
-    SQLite::Statement del(db, "DELETE FROM session_execs WHERE id = ?");
+void delete_exec(Db& db, std::int64_t exec_id) {
+    Statement del(db, "DELETE FROM session_execs WHERE id = ?");
     del.bind(1, exec_id);
     del.exec();
 }
@@ -66,8 +66,8 @@ std::optional<StoredSession> SessionRecords::find(const std::string& name) {
 }
 
 std::vector<StoredSession> SessionRecords::list() {
-    SQLite::Statement select(
-        store_.db(), std::string("SELECT ") + kSessionColumns + " FROM sessions ORDER BY name");
+    Statement select(store_.db(),
+                     std::string("SELECT ") + kSessionColumns + " FROM sessions ORDER BY name");
     std::vector<StoredSession> sessions;
     while (select.executeStep()) sessions.push_back(read_session(select));
     return sessions;
@@ -83,7 +83,7 @@ StoredSession SessionRecords::open_in_write(const std::string& name,
                                             const std::function<NewSession()>& fresh) {
     auto session = select_session(store_.db(), name);
     if (!session) {
-        SQLite::Statement insert(store_.db(), R"sql(
+        Statement insert(store_.db(), R"sql(
             INSERT INTO sessions (name, state, team_id, created_by, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, ?)
         )sql");
@@ -99,8 +99,8 @@ StoredSession SessionRecords::open_in_write(const std::string& name,
                         {{"session", name}, {"cwd", made.cwd}});
         session = select_session(store_.db(), name);
     }
-    SQLite::Statement touch(
-        store_.db(), "UPDATE sessions SET commands = commands + 1, updated_at = ? WHERE id = ?");
+    Statement touch(store_.db(),
+                    "UPDATE sessions SET commands = commands + 1, updated_at = ? WHERE id = ?");
     touch.bind(1, at);
     touch.bind(2, session->id);
     touch.exec();
@@ -121,10 +121,11 @@ std::pair<StoredSession, std::int64_t> SessionRecords::open_exec(
     std::int64_t supervisor_pid, std::int64_t supervisor_start) {
     return store_.write([&] {
         auto s = open_in_write(name, team_id, actor, at, fresh);
-        SQLite::Statement insert(store_.db(), R"sql(
+        Statement insert(store_.db(), R"sql(
             INSERT INTO session_execs (session_id, command, actor, supervisor_pid,
                                        supervisor_start, started_at)
             VALUES (?, ?, ?, ?, ?, ?)
+            RETURNING id
         )sql");
         insert.bind(1, s.id);
         insert.bind(2, command);
@@ -132,8 +133,8 @@ std::pair<StoredSession, std::int64_t> SessionRecords::open_exec(
         insert.bind(4, supervisor_pid);
         insert.bind(5, supervisor_start);
         insert.bind(6, at);
-        insert.exec();
-        return std::pair(s, static_cast<std::int64_t>(store_.db().getLastInsertRowid()));
+        insert.executeStep();
+        return std::pair(s, insert.getColumn(0).getInt64());
     });
 }
 
@@ -147,14 +148,14 @@ void SessionRecords::finish_exec(
     store_.write([&] {
         delete_exec(store_.db(), exec_id);
         if (!merge) return;
-        SQLite::Statement select(store_.db(), "SELECT state FROM sessions WHERE id = ?");
+        Statement select(store_.db(), "SELECT state FROM sessions WHERE id = ?");
         select.bind(1, session_id);
         if (!select.executeStep()) return;  // closed meanwhile
         auto now = nlohmann::json::parse(select.getColumn(0).getString());
         select.reset();
         auto merged = merge(std::move(now));
         if (!merged) return;
-        SQLite::Statement up(store_.db(), "UPDATE sessions SET state = ? WHERE id = ?");
+        Statement up(store_.db(), "UPDATE sessions SET state = ? WHERE id = ?");
         up.bind(1, merged->dump());
         up.bind(2, session_id);
         up.exec();
@@ -168,13 +169,13 @@ std::optional<ClosedSession> SessionRecords::close(const std::string& name, Epoc
         if (!now) return std::nullopt;
         ClosedSession closed;
         closed.execs = select_execs(store_.db(), now->id);
-        SQLite::Statement shells(store_.db(), R"sql(
+        Statement shells(store_.db(), R"sql(
             SELECT id FROM shells WHERE session = ? AND status IN ('starting', 'running')
             ORDER BY started_at, id
         )sql");
         shells.bind(1, name);
         while (shells.executeStep()) closed.shell_ids.push_back(shells.getColumn(0).getString());
-        SQLite::Statement del(store_.db(), "DELETE FROM sessions WHERE id = ?");
+        Statement del(store_.db(), "DELETE FROM sessions WHERE id = ?");
         del.bind(1, now->id);
         del.exec();
         append_activity(store_.db(), now->team_id, at, actor, "session_closed",

@@ -1,6 +1,6 @@
 #include "state/shell_records.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include "base/error.hpp"
 #include "state/activity.hpp"
@@ -16,7 +16,7 @@ const char* const kColumns = R"sql(
     started_at, ended_at, exit_code, signal, error, session
 )sql";
 
-ShellRecord read_shell(SQLite::Statement& row) {
+ShellRecord read_shell(Statement& row) {
     ShellRecord s;
     s.id = row.getColumn(0).getString();
     s.team_id = column_or_null<std::int64_t>(row.getColumn(1));
@@ -43,8 +43,8 @@ ShellRecord read_shell(SQLite::Statement& row) {
     return s;
 }
 
-std::optional<ShellRecord> select_shell(SQLite::Database& db, const std::string& id) {
-    SQLite::Statement select(db, std::string("SELECT ") + kColumns + " FROM shells WHERE id = ?");
+std::optional<ShellRecord> select_shell(Db& db, const std::string& id) {
+    Statement select(db, std::string("SELECT ") + kColumns + " FROM shells WHERE id = ?");
     select.bind(1, id);
     if (!select.executeStep()) return std::nullopt;
     return read_shell(select);
@@ -53,19 +53,31 @@ std::optional<ShellRecord> select_shell(SQLite::Database& db, const std::string&
 }  // namespace
 
 std::optional<ShellRecord> ShellRecords::find(const std::string& id) {
-    return select_shell(store_.db(), id);
+    // A shell is its home's: one another home of a shared store runs is not found here.
+    auto shell = select_shell(store_.db(), id);
+    if (shell && !mine(id)) return std::nullopt;
+    return shell;
+}
+
+bool ShellRecords::mine(const std::string& id) {
+    Statement select(store_.db(), "SELECT home_id FROM shells WHERE id = ?");
+    select.bind(1, id);
+    return select.executeStep() &&
+           (select.getColumn(0).isNull() || select.getColumn(0).getString() == store_.home_id());
 }
 
 std::vector<ShellRecord> ShellRecords::list(bool running_only,
                                             const std::optional<std::string>& agent,
                                             const std::optional<std::string>& session) {
-    std::string sql = std::string("SELECT ") + kColumns + " FROM shells WHERE 1";
+    std::string sql =
+        std::string("SELECT ") + kColumns + " FROM shells WHERE (home_id IS NULL OR home_id = ?)";
     if (running_only) sql += " AND status IN ('starting', 'running')";
     if (agent) sql += " AND agent = ?";
     if (session) sql += " AND session = ?";
     sql += " ORDER BY started_at, id";
-    SQLite::Statement select(store_.db(), sql);
+    Statement select(store_.db(), sql);
     int index = 0;
+    select.bind(++index, store_.home_id());
     if (agent) select.bind(++index, *agent);
     if (session) select.bind(++index, *session);
     std::vector<ShellRecord> shells;
@@ -74,7 +86,7 @@ std::vector<ShellRecord> ShellRecords::list(bool running_only,
 }
 
 std::optional<std::string> ShellRecords::script(const std::string& id) {
-    SQLite::Statement select(store_.db(), "SELECT script FROM shells WHERE id = ?");
+    Statement select(store_.db(), "SELECT script FROM shells WHERE id = ?");
     select.bind(1, id);
     if (!select.executeStep() || select.getColumn(0).isNull()) return std::nullopt;
     return select.getColumn(0).getString();
@@ -91,10 +103,10 @@ void ShellRecords::insert(ShellRecord& shell, const std::optional<std::string>& 
             if (attempt > 100) throw failed("cannot find a free shell id");
         }
         shell.output_file = (dir / (shell.id + ".out")).string();
-        SQLite::Statement insert(store_.db(), R"sql(
+        Statement insert(store_.db(), R"sql(
             INSERT INTO shells (id, team_id, agent, command, cwd, env, status, timeout_ms,
-                                output_limit, output_file, started_at, session, script)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                output_limit, output_file, started_at, session, script, home_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         )sql");
         insert.bind(1, shell.id);
         bind_or_null(insert, 2, shell.team_id);
@@ -109,6 +121,7 @@ void ShellRecords::insert(ShellRecord& shell, const std::optional<std::string>& 
         insert.bind(11, shell.started_at);
         bind_or_null(insert, 12, shell.session);
         bind_or_null(insert, 13, script);
+        insert.bind(14, store_.home_id());
         insert.exec();
         nlohmann::json logged = {{"shellId", shell.id}};
         logged.update(details);
@@ -120,7 +133,7 @@ void ShellRecords::insert(ShellRecord& shell, const std::optional<std::string>& 
 void ShellRecords::mark_running(const std::string& id, std::int64_t pid, std::int64_t pid_start,
                                 std::int64_t supervisor_pid, std::int64_t supervisor_start) {
     store_.write([&] {
-        SQLite::Statement up(store_.db(), R"sql(
+        Statement up(store_.db(), R"sql(
             UPDATE shells SET status = 'running', pid = ?, pid_start = ?, supervisor_pid = ?,
                               supervisor_start = ?, script = NULL
             WHERE id = ? AND status = 'starting'
@@ -136,7 +149,7 @@ void ShellRecords::mark_running(const std::string& id, std::int64_t pid, std::in
 
 void ShellRecords::mark_truncated(const std::string& id) {
     store_.write([&] {
-        SQLite::Statement up(store_.db(), "UPDATE shells SET output_truncated = 1 WHERE id = ?");
+        Statement up(store_.db(), "UPDATE shells SET output_truncated = 1 WHERE id = ?");
         up.bind(1, id);
         up.exec();
     });
@@ -156,7 +169,7 @@ ShellRecord ShellRecords::mark_finished(
         shell->error = end.error;
         // Conditional as well as checked above: an end once recorded (a cancelled shell recorded
         // killed) is never overwritten, whoever records second (SPEC 13).
-        SQLite::Statement up(store_.db(), R"sql(
+        Statement up(store_.db(), R"sql(
             UPDATE shells SET status = ?, ended_at = ?, exit_code = ?, signal = ?, error = ?
             WHERE id = ? AND status IN ('starting', 'running')
         )sql");
@@ -176,7 +189,7 @@ ShellRecord ShellRecords::mark_finished(
 void ShellRecords::request_kill(const ShellRecord& shell, EpochMs at, const std::string& actor,
                                 const nlohmann::json& details) {
     store_.write([&] {
-        SQLite::Statement up(
+        Statement up(
             store_.db(),
             "UPDATE shells SET kill_requested_by = ? WHERE id = ? AND kill_requested_by IS NULL");
         up.bind(1, actor);
@@ -197,7 +210,7 @@ void ShellRecords::log_cancelled(const ShellRecord& shell, EpochMs at, const std
 
 bool ShellRecords::remove(const ShellRecord& shell, EpochMs at, const std::string& actor) {
     return store_.write([&] {
-        SQLite::Statement del(store_.db(), "DELETE FROM shells WHERE id = ?");
+        Statement del(store_.db(), "DELETE FROM shells WHERE id = ?");
         del.bind(1, shell.id);
         if (del.exec() == 0) return false;
         append_activity(store_.db(), shell.team_id, at, actor, "shell_released",

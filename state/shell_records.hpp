@@ -59,6 +59,8 @@ class ShellRecords {
     // or one session.
     std::vector<ShellRecord> list(bool running_only, const std::optional<std::string>& agent,
                                   const std::optional<std::string>& session);
+    // Whether the shell `id` is this home's (a shared store holds other homes' too).
+    bool mine(const std::string& id);
     // The restore script of a session's shell not yet running.
     std::optional<std::string> script(const std::string& id);
 

@@ -1,6 +1,6 @@
 #include "state/shutdown_rows.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +18,7 @@ const char* const kRequestColumns = R"sql(
     FROM shutdown_requests r JOIN agents a ON a.id = r.agent_id JOIN teams t ON t.id = r.team_id
 )sql";
 
-ShutdownRequest request_from(SQLite::Statement& row) {
+ShutdownRequest request_from(Statement& row) {
     ShutdownRequest r;
     r.id = row.getColumn(0).getInt64();
     r.team_id = row.getColumn(1).getInt64();
@@ -47,7 +47,7 @@ ShutdownRequest request_from(SQLite::Statement& row) {
 
 // The requests `where` selects (one `?`, bound to `key`), in its order.
 std::vector<ShutdownRequest> select_requests(Store& store, const char* where, std::int64_t key) {
-    SQLite::Statement select(store.db(), std::string(kRequestColumns) + " WHERE " + where);
+    Statement select(store.db(), std::string(kRequestColumns) + " WHERE " + where);
     select.bind(1, key);
     std::vector<ShutdownRequest> out;
     while (select.executeStep()) out.push_back(request_from(select));
@@ -86,10 +86,11 @@ std::vector<ShutdownRequest> open_requests(Store& store, std::int64_t team_id) {
 }
 
 std::int64_t insert_graceful_request(Store& store, const NewShutdownRequest& request) {
-    SQLite::Statement insert(store.db(), R"sql(
+    Statement insert(store.db(), R"sql(
         INSERT INTO shutdown_requests (team_id, agent_id, method, phase, reason, requested_by,
                                        requested_at, force_at, force_at_boot, grace_ms, reassign_to)
         VALUES (?, ?, 'graceful', 'requested', ?, ?, ?, ?, ?, ?, ?)
+        RETURNING id
     )sql");
     insert.bind(1, request.team_id);
     insert.bind(2, request.agent_id);
@@ -100,16 +101,17 @@ std::int64_t insert_graceful_request(Store& store, const NewShutdownRequest& req
     bind_or_null(insert, 7, request.force_at_boot);
     insert.bind(8, request.grace_ms);
     bind_or_null(insert, 9, request.reassign_to);
-    insert.exec();
-    return store.db().getLastInsertRowid();
+    insert.executeStep();
+    return insert.getColumn(0).getInt64();
 }
 
 std::optional<std::int64_t> insert_force_request(Store& store, const NewShutdownRequest& request) {
-    SQLite::Statement insert(store.db(), R"sql(
+    Statement insert(store.db(), R"sql(
         INSERT INTO shutdown_requests (team_id, agent_id, method, phase, reason, requested_by,
                                        requested_at, forced_at, grace_ms, reassign_to)
         SELECT ?, id, 'force', 'requested', ?, ?, ?, ?, ?, ? FROM agents
         WHERE id = ? AND status <> 'terminated'
+        RETURNING id
     )sql");
     insert.bind(1, request.team_id);
     insert.bind(2, request.reason);
@@ -119,21 +121,21 @@ std::optional<std::int64_t> insert_force_request(Store& store, const NewShutdown
     insert.bind(6, request.grace_ms);
     bind_or_null(insert, 7, request.reassign_to);
     insert.bind(8, request.agent_id);
-    if (insert.exec() == 0) return std::nullopt;
-    return store.db().getLastInsertRowid();
+    if (!insert.executeStep()) return std::nullopt;
+    return insert.getColumn(0).getInt64();
 }
 
 void mark_request_approved(Store& store, std::int64_t id, EpochMs at) {
-    SQLite::Statement up(store.db(),
-                         "UPDATE shutdown_requests SET phase = 'approved', responded_at = ? "
-                         "WHERE id = ?");
+    Statement up(store.db(),
+                 "UPDATE shutdown_requests SET phase = 'approved', responded_at = ? "
+                 "WHERE id = ?");
     up.bind(1, at);
     up.bind(2, id);
     up.exec();
 }
 
 void mark_request_rejected(Store& store, std::int64_t id, const std::string& reason, EpochMs at) {
-    SQLite::Statement up(store.db(), R"sql(
+    Statement up(store.db(), R"sql(
         UPDATE shutdown_requests SET phase = 'rejected', responded_at = ?, reject_reason = ?,
                                      closed_at = ?
         WHERE id = ?
@@ -146,7 +148,7 @@ void mark_request_rejected(Store& store, std::int64_t id, const std::string& rea
 }
 
 void mark_request_confirmed(Store& store, std::int64_t id, EpochMs at) {
-    SQLite::Statement up(store.db(), R"sql(
+    Statement up(store.db(), R"sql(
         UPDATE shutdown_requests SET phase = 'confirmed', confirmed_at = ?,
                                      responded_at = coalesce(responded_at, ?)
         WHERE id = ?
@@ -159,12 +161,18 @@ void mark_request_confirmed(Store& store, std::int64_t id, EpochMs at) {
 
 void bring_deadline_forward(Store& store, std::int64_t agent_id, EpochMs force_at,
                             std::int64_t force_at_boot, std::int64_t grace_ms) {
-    // A request from before schema 7 has its deadline on the wall clock only.
-    SQLite::Statement sooner(store.db(), R"sql(
+    // A request from before schema 7 has its deadline on the wall clock only. (The smaller of
+    // two as CASE: SQLite's min(a, b) is PostgreSQL's LEAST.)
+    Statement sooner(store.db(), R"sql(
         UPDATE shutdown_requests
-        SET force_at_boot = min(coalesce(force_at_boot, ?4 + coalesce(force_at, ?1) - ?1), ?4),
-            force_at = min(coalesce(force_at, ?1), ?1),
-            grace_ms = min(grace_ms, ?2)
+        SET force_at_boot = CASE WHEN force_at_boot IS NOT NULL AND force_at_boot < ?4
+                                 THEN force_at_boot
+                                 WHEN force_at_boot IS NULL AND force_at IS NOT NULL
+                                      AND force_at < ?1
+                                 THEN ?4 + force_at - ?1
+                                 ELSE ?4 END,
+            force_at = CASE WHEN force_at IS NOT NULL AND force_at < ?1 THEN force_at ELSE ?1 END,
+            grace_ms = CASE WHEN grace_ms < ?2 THEN grace_ms ELSE ?2 END
         WHERE agent_id = ?3 AND closed_at IS NULL
     )sql");
     sooner.bind(1, force_at);
@@ -175,7 +183,7 @@ void bring_deadline_forward(Store& store, std::int64_t agent_id, EpochMs force_a
 }
 
 void begin_force_newest(Store& store, std::int64_t agent_id, EpochMs at) {
-    SQLite::Statement up(store.db(), R"sql(
+    Statement up(store.db(), R"sql(
         UPDATE shutdown_requests SET forced_at = ?1, closed_at = NULL
         WHERE id = (SELECT max(id) FROM shutdown_requests WHERE agent_id = ?2)
           AND forced_at IS NULL
@@ -187,7 +195,7 @@ void begin_force_newest(Store& store, std::int64_t agent_id, EpochMs at) {
 }
 
 void begin_force_due(Store& store, std::int64_t id, std::int64_t agent_id, EpochMs at) {
-    SQLite::Statement up(store.db(), R"sql(
+    Statement up(store.db(), R"sql(
         UPDATE shutdown_requests SET forced_at = ?, closed_at = NULL
         WHERE id = ? AND forced_at IS NULL
           AND EXISTS (SELECT 1 FROM agents WHERE id = ? AND status <> 'terminated')
@@ -200,7 +208,7 @@ void begin_force_due(Store& store, std::int64_t id, std::int64_t agent_id, Epoch
 
 void close_requests(Store& store, std::int64_t agent_id, bool forced, EpochMs at,
                     const std::vector<std::string>& reassigned) {
-    SQLite::Statement close(store.db(), R"sql(
+    Statement close(store.db(), R"sql(
         UPDATE shutdown_requests
         SET phase = CASE WHEN ?1 THEN 'force_killed'
                          WHEN phase IN ('approved', 'confirmed') THEN 'confirmed'

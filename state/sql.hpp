@@ -1,17 +1,16 @@
-// Optional values in and out of SQLiteCpp statements: NULL <-> std::nullopt.
+// Optional values in and out of statements: NULL <-> std::nullopt.
 #pragma once
-
-#include <SQLiteCpp/Column.h>
-#include <SQLiteCpp/Statement.h>
 
 #include <optional>
 #include <string>
 #include <type_traits>
 
+#include "state/db.hpp"
+
 namespace team {
 
 template <class T>
-std::optional<T> column_or_null(const SQLite::Column& c) {
+std::optional<T> column_or_null(const Column& c) {
     if (c.isNull()) return std::nullopt;
     if constexpr (std::is_same_v<T, std::string>) {
         return c.getString();
@@ -21,7 +20,7 @@ std::optional<T> column_or_null(const SQLite::Column& c) {
 }
 
 template <class T>
-void bind_or_null(SQLite::Statement& statement, int index, const std::optional<T>& value) {
+void bind_or_null(Statement& statement, int index, const std::optional<T>& value) {
     if (value) {
         statement.bind(index, *value);
     } else {

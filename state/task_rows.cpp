@@ -1,6 +1,6 @@
 #include "state/task_rows.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include "state/sql.hpp"
 
@@ -20,7 +20,7 @@ std::string blocked_sql(const std::string& outer) {
            ".id AND x.status IN ('pending', 'in_progress'))";
 }
 
-TaskRecord read_task(SQLite::Statement& row) {
+TaskRecord read_task(Statement& row) {
     TaskRecord t;
     t.id = row.getColumn(0).getInt64();
     t.subject = row.getColumn(1).getString();
@@ -34,8 +34,8 @@ TaskRecord read_task(SQLite::Statement& row) {
     return t;
 }
 
-std::vector<std::int64_t> blockers_of(SQLite::Database& db, std::int64_t team_id, std::int64_t id) {
-    SQLite::Statement select(
+std::vector<std::int64_t> blockers_of(Db& db, std::int64_t team_id, std::int64_t id) {
+    Statement select(
         db, "SELECT blocker FROM task_blockers WHERE team_id = ? AND task_id = ? ORDER BY blocker");
     select.bind(1, team_id);
     select.bind(2, id);
@@ -48,8 +48,7 @@ std::vector<std::int64_t> blockers_of(SQLite::Database& db, std::int64_t team_id
 
 std::optional<TaskRecord> find_task(Store& store, std::int64_t team_id, std::int64_t id) {
     auto& db = store.db();
-    SQLite::Statement select(
-        db, "SELECT " TEAM_TASK_COLUMNS " FROM tasks WHERE team_id = ? AND id = ?");
+    Statement select(db, "SELECT " TEAM_TASK_COLUMNS " FROM tasks WHERE team_id = ? AND id = ?");
     select.bind(1, team_id);
     select.bind(2, id);
     if (!select.executeStep()) return std::nullopt;
@@ -78,7 +77,7 @@ std::vector<TaskRecord> list_tasks(Store& store, std::int64_t team_id, const Tas
         sql += " AND status = 'pending' AND owner IS NULL AND NOT " + blocked_sql("t");
     }
     sql += " ORDER BY id";
-    SQLite::Statement select(store.db(), sql);
+    Statement select(store.db(), sql);
     int i = 0;
     select.bind(++i, team_id);
     if (query.status) select.bind(++i, std::string(str(*query.status)));
@@ -88,7 +87,7 @@ std::vector<TaskRecord> list_tasks(Store& store, std::int64_t team_id, const Tas
     if (out.empty()) return out;
 
     // Blockers of the listed tasks, in one pass over the team's blocker rows.
-    SQLite::Statement blockers(store.db(), R"sql(
+    Statement blockers(store.db(), R"sql(
         SELECT task_id, blocker FROM task_blockers
         WHERE team_id = ? AND task_id BETWEEN ? AND ? ORDER BY task_id, blocker
     )sql");
@@ -106,18 +105,17 @@ std::vector<TaskRecord> list_tasks(Store& store, std::int64_t team_id, const Tas
 }
 
 std::optional<std::int64_t> first_available_task(Store& store, std::int64_t team_id) {
-    SQLite::Statement first(
-        store.db(),
-        "SELECT id FROM tasks t INDEXED BY tasks_status WHERE team_id = ? AND status = "
-        "'pending' AND owner IS NULL AND NOT " +
-            blocked_sql("t") + " ORDER BY id LIMIT 1");
+    Statement first(store.db(),
+                    "SELECT id FROM tasks t INDEXED BY tasks_status WHERE team_id = ? AND status = "
+                    "'pending' AND owner IS NULL AND NOT " +
+                        blocked_sql("t") + " ORDER BY id LIMIT 1");
     first.bind(1, team_id);
     if (!first.executeStep()) return std::nullopt;
     return first.getColumn(0).getInt64();
 }
 
 std::string unfinished_blockers(Store& store, std::int64_t team_id, std::int64_t id) {
-    SQLite::Statement select(store.db(), R"sql(
+    Statement select(store.db(), R"sql(
         SELECT x.id, x.status FROM task_blockers b
         JOIN tasks x ON x.team_id = b.team_id AND x.id = b.blocker
         WHERE b.team_id = ? AND b.task_id = ? AND x.status IN ('pending', 'in_progress')
@@ -138,11 +136,11 @@ std::int64_t insert_task(Store& store, std::int64_t team_id, const std::string& 
                          const std::string& description, const std::optional<std::string>& owner,
                          const std::vector<std::int64_t>& blockers, EpochMs now) {
     auto& db = store.db();
-    SQLite::Statement next(db, "SELECT COALESCE(MAX(id), 0) + 1 FROM tasks WHERE team_id = ?");
+    Statement next(db, "SELECT COALESCE(MAX(id), 0) + 1 FROM tasks WHERE team_id = ?");
     next.bind(1, team_id);
     next.executeStep();
     std::int64_t id = next.getColumn(0).getInt64();
-    SQLite::Statement insert(db, R"sql(
+    Statement insert(db, R"sql(
         INSERT INTO tasks (team_id, id, subject, description, status, owner, created_at,
                            updated_at)
         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
@@ -155,8 +153,7 @@ std::int64_t insert_task(Store& store, std::int64_t team_id, const std::string& 
     insert.bind(6, now);
     insert.bind(7, now);
     insert.exec();
-    SQLite::Statement block(
-        db, "INSERT INTO task_blockers (team_id, task_id, blocker) VALUES (?, ?, ?)");
+    Statement block(db, "INSERT INTO task_blockers (team_id, task_id, blocker) VALUES (?, ?, ?)");
     for (auto b : blockers) {
         block.bind(1, team_id);
         block.bind(2, id);
@@ -169,7 +166,7 @@ std::int64_t insert_task(Store& store, std::int64_t team_id, const std::string& 
 
 bool claim_task_row(Store& store, std::int64_t team_id, std::int64_t id, const std::string& owner,
                     EpochMs now) {
-    SQLite::Statement take(store.db(), R"sql(
+    Statement take(store.db(), R"sql(
         UPDATE tasks SET status = 'in_progress', owner = ?, claimed_at = ?, updated_at = ?
         WHERE team_id = ? AND id = ? AND status = 'pending' AND (owner IS NULL OR owner = ?)
           AND NOT )sql" + blocked_sql("tasks"));
@@ -185,7 +182,7 @@ bool claim_task_row(Store& store, std::int64_t team_id, std::int64_t id, const s
 void update_task_row(Store& store, std::int64_t team_id, std::int64_t id, TaskStatus status,
                      const std::optional<std::string>& owner, std::optional<EpochMs> claimed_at,
                      const std::string& subject, const std::string& description, EpochMs now) {
-    SQLite::Statement up(store.db(), R"sql(
+    Statement up(store.db(), R"sql(
         UPDATE tasks SET status = ?, owner = ?, claimed_at = ?, subject = ?, description = ?,
                          updated_at = ?
         WHERE team_id = ? AND id = ?
@@ -201,10 +198,9 @@ void update_task_row(Store& store, std::int64_t team_id, std::int64_t id, TaskSt
     up.exec();
 }
 
-std::vector<std::string> hand_back_tasks(SQLite::Database& db, std::int64_t team_id,
-                                         const std::string& agent, EpochMs at,
-                                         const std::optional<std::string>& to) {
-    SQLite::Statement select(db, R"sql(
+std::vector<std::string> hand_back_tasks(Db& db, std::int64_t team_id, const std::string& agent,
+                                         EpochMs at, const std::optional<std::string>& to) {
+    Statement select(db, R"sql(
         SELECT id FROM tasks INDEXED BY tasks_owner
         WHERE team_id = ? AND owner = ? AND status IN ('pending', 'in_progress') ORDER BY id
     )sql");
@@ -214,7 +210,7 @@ std::vector<std::string> hand_back_tasks(SQLite::Database& db, std::int64_t team
     while (select.executeStep()) ids.push_back(std::to_string(select.getColumn(0).getInt64()));
     if (ids.empty()) return ids;
 
-    SQLite::Statement hand_back(db, R"sql(
+    Statement hand_back(db, R"sql(
         UPDATE tasks INDEXED BY tasks_owner
         SET owner = ?, claimed_at = NULL, status = 'pending', warning = ?, updated_at = ?
         WHERE team_id = ? AND owner = ? AND status IN ('pending', 'in_progress')
@@ -231,7 +227,7 @@ std::vector<std::string> hand_back_tasks(SQLite::Database& db, std::int64_t team
 std::map<std::string, int> count_tasks_by_status(Store& store, std::int64_t team_id) {
     std::map<std::string, int> counts{
         {"pending", 0}, {"in_progress", 0}, {"completed", 0}, {"deleted", 0}};
-    SQLite::Statement select(store.db(), "SELECT status, n FROM task_counts WHERE team_id = ?");
+    Statement select(store.db(), "SELECT status, n FROM task_counts WHERE team_id = ?");
     select.bind(1, team_id);
     while (select.executeStep()) {
         counts[select.getColumn(0).getString()] = select.getColumn(1).getInt();
@@ -241,7 +237,7 @@ std::map<std::string, int> count_tasks_by_status(Store& store, std::int64_t team
 
 std::map<std::string, int> open_tasks_by_owner(Store& store, std::int64_t team_id) {
     std::map<std::string, int> counts;
-    SQLite::Statement select(store.db(), R"sql(
+    Statement select(store.db(), R"sql(
         SELECT a.name, (SELECT count(*) FROM tasks t INDEXED BY tasks_owner
                         WHERE t.team_id = a.team_id AND t.owner = a.name
                           AND t.status IN ('pending', 'in_progress'))

@@ -61,8 +61,8 @@ void update_task_row(Store& store, std::int64_t team_id, std::int64_t id, TaskSt
 // claim time, becomes pending, and gets the warning "Reassigned: previous owner NAME
 // terminated"; with `to`, they are given to that member instead (still pending). Returns the
 // ids of those tasks, as strings, lowest first.
-std::vector<std::string> hand_back_tasks(SQLite::Database& db, std::int64_t team_id,
-                                         const std::string& agent, EpochMs at,
+std::vector<std::string> hand_back_tasks(Db& db, std::int64_t team_id, const std::string& agent,
+                                         EpochMs at,
                                          const std::optional<std::string>& to = std::nullopt);
 
 // How many tasks of the team are in each status (every status present, 0 or more).

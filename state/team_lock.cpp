@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "state/db.hpp"
+#include "state/store.hpp"
 
 namespace team {
 
@@ -43,12 +45,45 @@ TeamLock::TeamLock(const fs::path& home, const std::string& team)
     }
 }
 
-TeamLock::TeamLock(TeamLock&& other) noexcept : fd_(other.fd_) {
+TeamLock::TeamLock(Store& store, const std::string& team) {
+    if (store.engine() != Db::Engine::postgresql) {
+        *this = TeamLock(store.home(), team);
+        return;
+    }
+    // No lock timeout for this wait (a teardown may hold the team for as long as its agents take
+    // to stop), as flock has none.
+    store.db().exec("SET lock_timeout = 0");
+    Statement lock(store.db(), "SELECT pg_advisory_lock(hashtextextended('team:' || ?, 0))");
+    lock.bind(1, team);
+    lock.executeStep();
+    db_ = &store.db();
+    team_ = team;
+}
+
+TeamLock::TeamLock(TeamLock&& other) noexcept
+    : fd_(other.fd_), db_(other.db_), team_(std::move(other.team_)) {
     other.fd_ = -1;
+    other.db_ = nullptr;
+}
+
+TeamLock& TeamLock::operator=(TeamLock&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    std::swap(db_, other.db_);
+    std::swap(team_, other.team_);
+    return *this;
 }
 
 TeamLock::~TeamLock() {
     if (fd_ >= 0) ::close(fd_);
+    if (db_) {
+        // A lost connection has dropped the lock already.
+        try {
+            Statement unlock(*db_, "SELECT pg_advisory_unlock(hashtextextended('team:' || ?, 0))");
+            unlock.bind(1, team_);
+            unlock.executeStep();
+        } catch (const std::exception&) {
+        }
+    }
 }
 
 }  // namespace team

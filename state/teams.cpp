@@ -1,6 +1,6 @@
 #include "state/teams.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include "state/sql.hpp"
 
@@ -10,9 +10,9 @@ namespace {
 
 const char* const kTeamColumns = R"sql(
     t.id, t.name, t.description, t.cwd, t.leader, t.status, t.created_at, t.dissolved_at,
-    (SELECT count(*) FROM agents a WHERE a.team_id = t.id AND NOT a.is_leader
+    (SELECT count(*) FROM agents a WHERE a.team_id = t.id AND a.is_leader = 0
                                      AND a.status <> 'terminated'),
-    (SELECT count(*) FROM agents a WHERE a.team_id = t.id AND NOT a.is_leader)
+    (SELECT count(*) FROM agents a WHERE a.team_id = t.id AND a.is_leader = 0)
 )sql";
 
 // "SELECT <the team columns><rest>". Not inlined: GCC 12 warns falsely of array bounds
@@ -24,7 +24,7 @@ const char* const kTeamColumns = R"sql(
     return sql;
 }
 
-TeamRecord read_team(SQLite::Statement& row) {
+TeamRecord read_team(Statement& row) {
     TeamRecord t;
     t.id = row.getColumn(0).getInt64();
     t.name = row.getColumn(1).getString();
@@ -42,14 +42,13 @@ TeamRecord read_team(SQLite::Statement& row) {
 }  // namespace
 
 bool team_is_active(Store& store, std::int64_t team_id) {
-    SQLite::Statement live_team(store.db(),
-                                "SELECT 1 FROM teams WHERE id = ? AND status = 'active'");
+    Statement live_team(store.db(), "SELECT 1 FROM teams WHERE id = ? AND status = 'active'");
     live_team.bind(1, team_id);
     return live_team.executeStep();
 }
 
 std::optional<TeamRecord> find_team(Store& store, const std::string& name) {
-    SQLite::Statement select(store.db(), select_teams(R"sql(
+    Statement select(store.db(), select_teams(R"sql(
         FROM teams t WHERE t.name = ? ORDER BY t.status = 'active' DESC, t.id DESC LIMIT 1
     )sql"));
     select.bind(1, name);
@@ -58,14 +57,14 @@ std::optional<TeamRecord> find_team(Store& store, const std::string& name) {
 }
 
 std::optional<TeamRecord> find_team_by_id(Store& store, std::int64_t id) {
-    SQLite::Statement select(store.db(), select_teams(" FROM teams t WHERE t.id = ?"));
+    Statement select(store.db(), select_teams(" FROM teams t WHERE t.id = ?"));
     select.bind(1, id);
     if (select.executeStep()) return read_team(select);
     return std::nullopt;
 }
 
 std::vector<std::string> team_names(Store& store) {
-    SQLite::Statement names(store.db(), "SELECT DISTINCT name FROM teams ORDER BY name");
+    Statement names(store.db(), "SELECT DISTINCT name FROM teams ORDER BY name");
     std::vector<std::string> out;
     while (names.executeStep()) out.push_back(names.getColumn(0).getString());
     return out;
@@ -79,7 +78,7 @@ std::vector<TeamRecord> list_teams(Store& store, bool include_dissolved) {
         FROM teams t)sql");
     if (!include_dissolved) sql += " WHERE t.status = 'active'";
     sql += " ORDER BY t.id";
-    SQLite::Statement select(store.db(), sql);
+    Statement select(store.db(), sql);
     std::vector<TeamRecord> teams;
     while (select.executeStep()) {
         teams.push_back(read_team(select));
@@ -89,42 +88,42 @@ std::vector<TeamRecord> list_teams(Store& store, bool include_dissolved) {
 }
 
 bool team_exists(Store& store, std::int64_t team_id) {
-    SQLite::Statement select(store.db(), "SELECT 1 FROM teams WHERE id = ?");
+    Statement select(store.db(), "SELECT 1 FROM teams WHERE id = ?");
     select.bind(1, team_id);
     return select.executeStep();
 }
 
 bool active_team_exists(Store& store, const std::string& name) {
-    SQLite::Statement exists(store.db(),
-                             "SELECT 1 FROM teams WHERE name = ? AND status = 'active'");
+    Statement exists(store.db(), "SELECT 1 FROM teams WHERE name = ? AND status = 'active'");
     exists.bind(1, name);
     return exists.executeStep();
 }
 
 std::int64_t insert_team(Store& store, const TeamRecord& team) {
-    SQLite::Statement insert(store.db(), R"sql(
+    Statement insert(store.db(), R"sql(
         INSERT INTO teams (name, description, cwd, leader, created_at) VALUES (?, ?, ?, ?, ?)
+        RETURNING id
     )sql");
     insert.bind(1, team.name);
     insert.bind(2, team.description);
     insert.bind(3, team.cwd);
     insert.bind(4, team.leader);
     insert.bind(5, team.created_at);
-    insert.exec();
-    return store.db().getLastInsertRowid();
+    insert.executeStep();
+    return insert.getColumn(0).getInt64();
 }
 
 void mark_team_dissolved(Store& store, std::int64_t team_id, EpochMs at) {
-    SQLite::Statement dissolve(store.db(),
-                               "UPDATE teams SET status = 'dissolved', dissolved_at = ? "
-                               "WHERE id = ? AND status = 'active'");
+    Statement dissolve(store.db(),
+                       "UPDATE teams SET status = 'dissolved', dissolved_at = ? "
+                       "WHERE id = ? AND status = 'active'");
     dissolve.bind(1, at);
     dissolve.bind(2, team_id);
     dissolve.exec();
 }
 
 bool delete_team(Store& store, std::int64_t team_id) {
-    SQLite::Statement del(store.db(), "DELETE FROM teams WHERE id = ?");
+    Statement del(store.db(), "DELETE FROM teams WHERE id = ?");
     del.bind(1, team_id);
     return del.exec() != 0;
 }

@@ -1,6 +1,6 @@
 #include "state/worktree_rows.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include "state/sql.hpp"
 
@@ -12,7 +12,7 @@ const char* const kColumns =
     "SELECT id, team_id, agent_id, agent, repo, path, branch, base, base_name, state, "
     "created_at, snapshot_owed, snapshot, removed_at, trash_path FROM worktrees ";
 
-WorktreeRow read_row(SQLite::Statement& s) {
+WorktreeRow read_row(Statement& s) {
     WorktreeRow w;
     w.id = s.getColumn(0).getInt64();
     w.team_id = s.getColumn(1).getInt64();
@@ -35,7 +35,7 @@ WorktreeRow read_row(SQLite::Statement& s) {
     return w;
 }
 
-std::vector<WorktreeRow> read_all(SQLite::Statement& s) {
+std::vector<WorktreeRow> read_all(Statement& s) {
     std::vector<WorktreeRow> rows;
     while (s.executeStep()) rows.push_back(read_row(s));
     return rows;
@@ -44,8 +44,7 @@ std::vector<WorktreeRow> read_all(SQLite::Statement& s) {
 }  // namespace
 
 std::optional<TeamRepo> load_team_repo(Store& store, std::int64_t team_id) {
-    SQLite::Statement s(store.db(),
-                        "SELECT repo, base, base_name FROM team_repos WHERE team_id = ?");
+    Statement s(store.db(), "SELECT repo, base, base_name FROM team_repos WHERE team_id = ?");
     s.bind(1, team_id);
     if (!s.executeStep()) return std::nullopt;
     return TeamRepo{s.getColumn(0).getString(), s.getColumn(1).getString(),
@@ -53,8 +52,8 @@ std::optional<TeamRepo> load_team_repo(Store& store, std::int64_t team_id) {
 }
 
 void insert_team_repo(Store& store, std::int64_t team_id, const TeamRepo& repo) {
-    SQLite::Statement s(
-        store.db(), "INSERT INTO team_repos (team_id, repo, base, base_name) VALUES (?, ?, ?, ?)");
+    Statement s(store.db(),
+                "INSERT INTO team_repos (team_id, repo, base, base_name) VALUES (?, ?, ?, ?)");
     s.bind(1, team_id);
     s.bind(2, repo.repo);
     s.bind(3, repo.base);
@@ -63,10 +62,10 @@ void insert_team_repo(Store& store, std::int64_t team_id, const TeamRepo& repo) 
 }
 
 std::int64_t insert_worktree(Store& store, const WorktreeRow& w) {
-    SQLite::Statement s(store.db(), R"sql(
+    Statement s(store.db(), R"sql(
         INSERT INTO worktrees (team_id, agent_id, agent, repo, path, branch, base, base_name,
                                state, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
     )sql");
     s.bind(1, w.team_id);
     bind_or_null(s, 2, w.agent_id);
@@ -78,20 +77,19 @@ std::int64_t insert_worktree(Store& store, const WorktreeRow& w) {
     s.bind(8, w.base_name);
     s.bind(9, w.state);
     s.bind(10, w.created_at);
-    s.exec();
-    return store.db().getLastInsertRowid();
+    s.executeStep();
+    return s.getColumn(0).getInt64();
 }
 
 std::optional<WorktreeRow> load_worktree(Store& store, std::int64_t id) {
-    SQLite::Statement s(store.db(), std::string(kColumns) + "WHERE id = ?");
+    Statement s(store.db(), std::string(kColumns) + "WHERE id = ?");
     s.bind(1, id);
     if (s.executeStep()) return read_row(s);
     return std::nullopt;
 }
 
 std::optional<WorktreeRow> worktree_of_agent(Store& store, std::int64_t agent_id) {
-    SQLite::Statement s(store.db(),
-                        std::string(kColumns) + "WHERE agent_id = ? ORDER BY id DESC LIMIT 1");
+    Statement s(store.db(), std::string(kColumns) + "WHERE agent_id = ? ORDER BY id DESC LIMIT 1");
     s.bind(1, agent_id);
     if (s.executeStep()) return read_row(s);
     return std::nullopt;
@@ -101,21 +99,21 @@ std::vector<WorktreeRow> team_worktrees(Store& store, std::int64_t team_id, bool
     std::string sql = std::string(kColumns) + "WHERE team_id = ?";
     if (!all) sql += " AND state IN ('creating', 'present')";
     sql += " ORDER BY id";
-    SQLite::Statement s(store.db(), sql);
+    Statement s(store.db(), sql);
     s.bind(1, team_id);
     return read_all(s);
 }
 
 bool worktree_path_taken(Store& store, const std::string& path) {
-    SQLite::Statement s(
-        store.db(), "SELECT 1 FROM worktrees WHERE path = ? AND state IN ('creating', 'present')");
+    Statement s(store.db(),
+                "SELECT 1 FROM worktrees WHERE path = ? AND state IN ('creating', 'present')");
     s.bind(1, path);
     return s.executeStep();
 }
 
 std::vector<WorktreeRow> owed_snapshots(Store& store, std::int64_t team_id) {
-    SQLite::Statement s(
-        store.db(), std::string(kColumns) + "WHERE team_id = ? AND snapshot_owed = 1 ORDER BY id");
+    Statement s(store.db(),
+                std::string(kColumns) + "WHERE team_id = ? AND snapshot_owed = 1 ORDER BY id");
     s.bind(1, team_id);
     return read_all(s);
 }
@@ -123,10 +121,10 @@ std::vector<WorktreeRow> owed_snapshots(Store& store, std::int64_t team_id) {
 void set_worktree_state(Store& store, std::int64_t id, const std::string& state,
                         std::optional<EpochMs> removed_at,
                         const std::optional<std::string>& trash_path) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE worktrees SET state = ?, removed_at = ?, trash_path = ?, "
-                        "snapshot_owed = CASE WHEN ? IN ('creating', 'present') "
-                        "THEN snapshot_owed ELSE 0 END WHERE id = ?");
+    Statement s(store.db(),
+                "UPDATE worktrees SET state = ?, removed_at = ?, trash_path = ?, "
+                "snapshot_owed = CASE WHEN ? IN ('creating', 'present') "
+                "THEN snapshot_owed ELSE 0 END WHERE id = ?");
     s.bind(1, state);
     bind_or_null(s, 2, removed_at);
     bind_or_null(s, 3, trash_path);
@@ -136,24 +134,23 @@ void set_worktree_state(Store& store, std::int64_t id, const std::string& state,
 }
 
 void owe_snapshot(Store& store, std::int64_t agent_id) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE worktrees SET snapshot_owed = 1 "
-                        "WHERE agent_id = ? AND state IN ('creating', 'present')");
+    Statement s(store.db(),
+                "UPDATE worktrees SET snapshot_owed = 1 "
+                "WHERE agent_id = ? AND state IN ('creating', 'present')");
     s.bind(1, agent_id);
     s.exec();
 }
 
 void record_snapshot(Store& store, std::int64_t id, const nlohmann::json& snapshot) {
-    SQLite::Statement s(store.db(),
-                        "UPDATE worktrees SET snapshot = ?, snapshot_owed = 0 WHERE id = ?");
+    Statement s(store.db(), "UPDATE worktrees SET snapshot = ?, snapshot_owed = 0 WHERE id = ?");
     s.bind(1, snapshot.dump());
     s.bind(2, id);
     s.exec();
 }
 
 void give_worktree(Store& store, std::int64_t id, std::int64_t agent_id, const std::string& agent) {
-    SQLite::Statement s(
-        store.db(), "UPDATE worktrees SET agent_id = ?, agent = ?, snapshot_owed = 0 WHERE id = ?");
+    Statement s(store.db(),
+                "UPDATE worktrees SET agent_id = ?, agent = ?, snapshot_owed = 0 WHERE id = ?");
     s.bind(1, agent_id);
     s.bind(2, agent);
     s.bind(3, id);
@@ -161,7 +158,7 @@ void give_worktree(Store& store, std::int64_t id, std::int64_t agent_id, const s
 }
 
 void delete_worktree_row(Store& store, std::int64_t id) {
-    SQLite::Statement s(store.db(), "DELETE FROM worktrees WHERE id = ?");
+    Statement s(store.db(), "DELETE FROM worktrees WHERE id = ?");
     s.bind(1, id);
     s.exec();
 }

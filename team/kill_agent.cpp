@@ -35,7 +35,7 @@ KillResult Shutdowns::kill(const TeamRecord& team, const Caller& caller, const K
     if (o.grace.count() <= 0) throw usage_error("--grace must be positive");
 
     std::optional<TeamLock> lock;
-    lock.emplace(store_.home(), team.name);
+    lock.emplace(store_, team.name);
     Agents agents = this->agents();
     agents.reconcile(team);  // an agent whose process ended meanwhile is terminated by now
     auto agent = find_member(store_, team, o.name);
@@ -48,6 +48,13 @@ KillResult Shutdowns::kill(const TeamRecord& team, const Caller& caller, const K
     if (!agent->live()) {
         throw refused("agent " + quote(agent->name) + " is already terminated (" +
                       agent->exit_reason.value_or("exited") + ")");
+    }
+    if (!agent->lives_in(store_.home_id())) {
+        // Its processes and pane are another machine's: only its own home may end them.
+        // (Across homes, a kill carried by the store to the agent's supervisor is the next
+        // step of SPEC 16; until then nothing here touches what it cannot see.)
+        throw refused("agent " + quote(agent->name) + " runs in another home (" +
+                      agent->home_id.value_or("") + "): kill it from there");
     }
     if (o.reassign_to) {
         if (*o.reassign_to == agent->name) {

@@ -83,7 +83,7 @@ bool is_protocol_type(const std::string& type) {
            type == "shutdown_rejected" || type == "shutdown_confirmed";
 }
 
-Message post_message(SQLite::Database& db, const TeamRecord& team, const std::string& from,
+Message post_message(Db& db, const TeamRecord& team, const std::string& from,
                      const AgentRecord& recipient, const std::string& type, const std::string& text,
                      const nlohmann::json& data, EpochMs at) {
     Message m;

@@ -81,7 +81,7 @@ class Messages {
 
 // Stores one message in the caller's transaction, no checks: for the shutdown protocol, which
 // writes the protocol types. `recipient` must be a member of `team`.
-Message post_message(SQLite::Database& db, const TeamRecord& team, const std::string& from,
+Message post_message(Db& db, const TeamRecord& team, const std::string& from,
                      const AgentRecord& recipient, const std::string& type, const std::string& text,
                      const nlohmann::json& data, EpochMs at);
 

@@ -32,6 +32,8 @@ int Agents::reconcile(const TeamRecord& team) {
     int changed = 0;
     std::optional<std::vector<tmux::PaneInfo>> panes;
     for (const auto& agent : load_agents(store_, team, false)) {
+        // Another home's agent (a shared store): its processes are not ours to look at.
+        if (!agent.lives_in(store_.home_id())) continue;
         if (auto supervisor = processes_.live(agent.supervisor_pid, agent.supervisor_start)) {
             // Its command has ended and its supervisor is recording that (it ends what is left
             // and writes the record): wait for it, so that the command that looks sees the end.

@@ -248,7 +248,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
     if (plan) request.env.insert(request.env.end(), plan->env.begin(), plan->env.end());
     if (wiring && !wiring->file.empty()) write_private_file(wiring->file, wiring->file_content);
 
-    TeamLock lock(store_.home(), team.name);
+    TeamLock lock(store_, team.name);
     reconcile(team);  // a dead agent's name and colour are free again
     AgentRecord agent;
     agent.name = request.name;

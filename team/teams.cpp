@@ -114,7 +114,7 @@ bool Teams::exists(const TeamRecord& team) {
 
 void Teams::remove(const TeamRecord& team, const Caller& caller) {
     require_leader(caller, "delete the team");
-    TeamLock lock(store_.home(), team.name);
+    TeamLock lock(store_, team.name);
     store_.write([&] {
         int n = count_live_agents(store_, team.id);
         if (n > 0) {

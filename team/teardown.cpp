@@ -33,7 +33,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     if (team.status != TeamState::active) {
         throw refused("team " + quote(team.name) + " is already dissolved");
     }
-    TeamLock lock(store_.home(), team.name);
+    TeamLock lock(store_, team.name);
     Agents agents = this->agents();
     agents.reconcile(team);
     auto live = load_agents(store_, team, false);

@@ -39,7 +39,7 @@ TEST_CASE("create writes team_created to the activity log", "[activity][sanitize
     CHECK_THAT(env.run({"activity"}).out, Catch::Contains("team_created"));
 }
 
-TEST_CASE("activity filters by type, cursor and limit", "[activity]") {
+TEST_CASE("activity filters by type, cursor and limit", "[activity][pg]") {
     TeamEnv env;
     REQUIRE(env.run({"create", "web"}).exit_code == 0);
     add_activity(env, "agent_spawned");

@@ -247,7 +247,7 @@ TEST_CASE("spawn runs the command in a new pane of the private server, with the 
     h.finish();
 }
 
-TEST_CASE("eight parallel spawns each get their own pane, pid and colour", "[agents]") {
+TEST_CASE("eight parallel spawns each get their own pane, pid and colour", "[agents][pg]") {
     Home h("ag-parallel");
     std::vector<Child> children;
     for (int i = 0; i < 8; ++i) {
@@ -626,7 +626,7 @@ TEST_CASE("a relative command is found in the agent's --cwd", "[agents]") {
 
 TEST_CASE(
     "an agent that ends by itself is terminated with how it ended, and its pane and colour go",
-    "[agents]") {
+    "[agents][pg]") {
     Home h("ag-exit");
     const auto& pool = team::color_pool();
     // The agents end only once all four are spawned (however slow the machine, e.g. under

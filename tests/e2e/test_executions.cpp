@@ -142,7 +142,7 @@ TEST_CASE("a command that ignores SIGINT is SIGKILLed after the grace", "[execut
     CHECK(mark.none_alive_within(bound(2000)));
 }
 
-TEST_CASE("a command that exits 0 on SIGINT is still recorded as cancelled", "[executions]") {
+TEST_CASE("a command that exits 0 on SIGINT is still recorded as cancelled", "[executions][pg]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(

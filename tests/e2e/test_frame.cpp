@@ -135,7 +135,7 @@ TEST_CASE("a relative XDG_STATE_HOME is ignored, as the XDG spec says", "[frame]
     CHECK(std::filesystem::exists(env.dir() / "h" / ".local" / "state" / "team" / "team.db"));
 }
 
-TEST_CASE("the caller becomes the leader of the team it creates", "[frame]") {
+TEST_CASE("the caller becomes the leader of the team it creates", "[frame][pg]") {
     TeamEnv env;
     CHECK(env.run({"create", "web", "--as", "boss", "--json"}).json()["leader"] == "boss@web");
     CHECK(env.run({"create", "api", "--json"}, {{"TEAM_AGENT_ID", "ann@web"}}).json()["leader"] ==

@@ -262,7 +262,8 @@ void check_kill_usage(const Home& h, const std::vector<std::string>& args,
 
 }  // namespace
 
-TEST_CASE("kill-agent --force ends an agent that obeys SIGTERM and frees its colour", "[kill][sanitize]") {
+TEST_CASE("kill-agent --force ends an agent that obeys SIGTERM and frees its colour",
+          "[kill][sanitize]") {
     Home h("kl-obey");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto other = h.spawn("other", {"sleep", "1000"});
@@ -324,8 +325,7 @@ TEST_CASE("kill-agent --force ends an interactive bash", "[kill]") {
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force ends descendants that left with setsid and double forks",
-          "[kill]") {
+TEST_CASE("kill-agent --force ends descendants that left with setsid and double forks", "[kill]") {
     Home h("kl-tree");
     auto bystander = h.spawn("bystander", {"sleep", "1000"});
     auto w = h.spawn("w", {"sh", "-c", "setsid sleep 1001 & (sleep 1002 &); sleep 1003"});
@@ -358,7 +358,8 @@ TEST_CASE("kill-agent --force ends descendants that left with setsid and double 
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force wakes a stopped agent so that it can act on SIGTERM", "[kill][sanitize]") {
+TEST_CASE("kill-agent --force wakes a stopped agent so that it can act on SIGTERM",
+          "[kill][sanitize]") {
     Home h("kl-stopped");
     auto got = h.env.dir() / "got-term";
     auto ready = h.env.dir() / "ready";
@@ -386,7 +387,8 @@ TEST_CASE("kill-agent --force wakes a stopped agent so that it can act on SIGTER
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force ends an agent whose pane was killed from outside", "[kill][sanitize]") {
+TEST_CASE("kill-agent --force ends an agent whose pane was killed from outside",
+          "[kill][sanitize]") {
     Home h("kl-nopane");
     auto ready = h.env.dir() / "ready";
     auto w =
@@ -404,7 +406,7 @@ TEST_CASE("kill-agent --force ends an agent whose pane was killed from outside",
 }
 
 TEST_CASE("kill-agent --force hands back in_progress and pending tasks, not completed ones",
-          "[kill]") {
+          "[kill][pg]") {
     Home h("kl-tasks");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto other = h.spawn("other", {"sleep", "1000"});
@@ -445,8 +447,7 @@ TEST_CASE("kill-agent --force hands back in_progress and pending tasks, not comp
     h.finish_all();
 }
 
-TEST_CASE("kill-agent --force --reassign-to gives the unfinished tasks to that member",
-          "[kill]") {
+TEST_CASE("kill-agent --force --reassign-to gives the unfinished tasks to that member", "[kill]") {
     Home h("kl-reassign");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto heir = h.spawn("heir", {"sleep", "1000"});
@@ -628,8 +629,7 @@ TEST_CASE("kill-agent --reassign-to '' is a bad name, not the pool", "[kill][inp
     h.finish_all();
 }
 
-TEST_CASE("kill-agent stores hostile reasons as they are, and runs none of them",
-          "[kill][input]") {
+TEST_CASE("kill-agent stores hostile reasons as they are, and runs none of them", "[kill][input]") {
     Home h("kl-reason");
     auto w = h.spawn("w", {"sleep", "1000"});
     auto pwned = h.env.dir() / "pwned";

@@ -247,7 +247,7 @@ TEST_CASE("messages: send stores a message that inbox returns, oldest first, in 
 }
 
 TEST_CASE("messages: inbox filters --unread, --type, --since, --limit and marks with --mark-read",
-          "[messages]") {
+          "[messages][pg]") {
     Home h("msg-filters");
     h.spawn("w", {"sleep", "600"});
     std::vector<long> ids;
@@ -669,7 +669,7 @@ TEST_CASE("messages: a reader blocked in inbox --wait is woken by a send from an
     h.finish();
 }
 
-TEST_CASE("messages: inbox --wait that runs out exits 124 with an empty list", "[messages]") {
+TEST_CASE("messages: inbox --wait that runs out exits 124 with an empty list", "[messages][pg]") {
     Home h("msg-timeout");
     h.spawn("w", {"sleep", "600"});
     auto r = h.run({"inbox", "--wait", "300ms", "--json"}, h.as("w"));
@@ -696,7 +696,7 @@ TEST_CASE("messages: inbox --wait that runs out exits 124 with an empty list", "
     h.finish();
 }
 
-TEST_CASE("messages: inbox ack marks messages read, all or nothing", "[messages]") {
+TEST_CASE("messages: inbox ack marks messages read, all or nothing", "[messages][pg]") {
     Home h("msg-ack");
     h.spawn("alice", {"sleep", "600"});
     h.spawn("bob", {"sleep", "600"});

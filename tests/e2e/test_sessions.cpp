@@ -316,7 +316,8 @@ TEST_CASE("many commands of one session at once lose nothing", "[sessions]") {
     CHECK(shown["commands"] == kCount + 1);
 }
 
-TEST_CASE("the caller's environment is each command's base; unset and changes stay", "[sessions]") {
+TEST_CASE("the caller's environment is each command's base; unset and changes stay",
+          "[sessions][pg]") {
     Home h;
     h.out("s", "export MINE=set-in-session; unset FROM_CALLER", {{"FROM_CALLER", "one"}});
     // Another process, another environment: the session's changes apply over it.

@@ -168,7 +168,8 @@ double seconds_since(Steady::time_point t0) {
 
 }  // namespace
 
-TEST_CASE("shell start, list, wait: the end is recorded after the starter exited", "[shells][sanitize]") {
+TEST_CASE("shell start, list, wait: the end is recorded after the starter exited",
+          "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto gate = env.dir() / "go";
@@ -290,7 +291,8 @@ TEST_CASE("shell kill in a team writes execution_cancelled with the caller", "[s
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell kill escalates to SIGKILL on a command that ignores SIGTERM", "[shells][sanitize]") {
+TEST_CASE("shell kill escalates to SIGKILL on a command that ignores SIGTERM",
+          "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(env, mark, {"sh", "-c", kIgnoreTerm});
@@ -391,7 +393,8 @@ TEST_CASE("shell kill reaches setsid children and double-forked daemons", "[shel
     CHECK(shell_status(env, mark, id)["status"] == "killed");
 }
 
-TEST_CASE("a command that exits by itself while being killed is reported as it ended", "[shells][sanitize]") {
+TEST_CASE("a command that exits by itself while being killed is reported as it ended",
+          "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id =
@@ -409,7 +412,7 @@ TEST_CASE("a command that exits by itself while being killed is reported as it e
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell kill twice, after completion, and of unknown ids", "[shells]") {
+TEST_CASE("shell kill twice, after completion, and of unknown ids", "[shells][pg]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(env, mark, {"sleep", "1000"});
@@ -518,7 +521,8 @@ TEST_CASE("shell kill never signals a reused command pid while the supervisor li
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("a shell whose supervisor was SIGKILLed is recorded killed and cleaned up", "[shells][sanitize]") {
+TEST_CASE("a shell whose supervisor was SIGKILLed is recorded killed and cleaned up",
+          "[shells][sanitize]") {
     TeamEnv env;
     Marker mark;
     auto id = start_shell(env, mark, {"sh", "-c", "setsid sleep 1000 & sleep 1001"});
@@ -654,7 +658,7 @@ TEST_CASE("shell output never returns more than --output-limit bytes", "[shells]
     CHECK(mark.none_alive_within(2000));
 }
 
-TEST_CASE("shell wait returns promptly, times out with 124, reports signals", "[shells]") {
+TEST_CASE("shell wait returns promptly, times out with 124, reports signals", "[shells][pg]") {
     TeamEnv env;
     Marker mark;
     auto quick = start_shell(env, mark, {"sleep", "0.3"});

@@ -18,6 +18,7 @@
 #include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
+#include "tests/support/pg.hpp"
 #include "tests/support/probe.hpp"
 #include "tests/support/process.hpp"
 
@@ -365,7 +366,7 @@ TEST_CASE("shutdown: shutdown confirm from inside the agent's own pane completes
 }
 
 TEST_CASE("shutdown: exiting after an approval confirms, exiting without one is an exit",
-          "[shutdown]") {
+          "[shutdown][pg]") {
     Home h("sd-exit");
     h.ok({"task", "add", "approver's"});
     h.ok({"task", "add", "quitter's"});
@@ -623,15 +624,17 @@ TEST_CASE("shutdown: approve, reject and confirm errors change nothing", "[shutd
     h.finish();
 }
 
-TEST_CASE("shutdown: a --force-after deadline still holds after a rejection", "[shutdown]") {
+TEST_CASE("shutdown: a --force-after deadline still holds after a rejection", "[shutdown][pg]") {
     Home h("sd-reject-deadline");
     h.spawn_agent("busy", {{"AGENT_WORK", "60"}, {"AGENT_POLL", "0.2"}});
     h.ok({"task", "add", "long work"});
     REQUIRE(eventually([&] { return h.task("1")["owner"] == "busy"; }, bound(8000)));
 
-    // The deadline must leave the agent time to reject first: a team process under ASan on a
-    // loaded machine can take seconds.
-    auto r = h.json_run({"kill-agent", "busy", "--force-after", kSanitized ? "8s" : "1s", "--grace",
+    // The deadline must leave the agent time to reject first, and this test time to look at
+    // the rejection: a team process under ASan on a loaded machine can take seconds, and one on
+    // PostgreSQL pays a connection (about 14 ms here) per command.
+    bool slow = kSanitized || team::test::test_pg_dir().has_value();
+    auto r = h.json_run({"kill-agent", "busy", "--force-after", slow ? "8s" : "1s", "--grace",
                          "500ms", "--wait", "--timeout", "20s"});
     INFO("kill-agent stdout: " << r.out << " stderr: " << r.err);
     CHECK(r.exit_code == 4);
@@ -683,9 +686,11 @@ TEST_CASE("shutdown: kill-agent --notify types a notice into the pane after the 
     h.spawn_script("second", script);
     auto hostile = h.ok({"kill-agent", "second", "--notify", "--reason", "$(touch /tmp/x); rm"});
     CHECK(hostile["notified"] == true);
-    REQUIRE(eventually([&] { return fs::exists(out) && team::test::slurp(out).find(
-                                 hostile["requestId"].get<std::string>() + ")") !=
-                                 std::string::npos; }));
+    REQUIRE(eventually([&] {
+        return fs::exists(out) &&
+               team::test::slurp(out).find(hostile["requestId"].get<std::string>() + ")") !=
+                   std::string::npos;
+    }));
     CHECK(team::test::slurp(out).find("touch") == std::string::npos);
 
     // Without --notify an agent of no preset gets nothing typed; --notify with --no-notify is
@@ -714,8 +719,8 @@ TEST_CASE("shutdown: a preset's agent gets the notice without --notify, and --no
     }
     fs::permissions(program, fs::perms::owner_all);
     for (const char* name : {"pre", "hushed"}) {
-        auto doc = h.ok({"spawn", name, "--env", h.mark.entry(), "--preset", "claude", "--",
-                         program.string()});
+        auto doc = h.ok(
+            {"spawn", name, "--env", h.mark.entry(), "--preset", "claude", "--", program.string()});
         REQUIRE(doc["pid"].is_number_integer());
     }
     auto r = h.ok({"kill-agent", "pre"});
@@ -747,8 +752,8 @@ TEST_CASE("shutdown: kill-agent --wait waits on a request already pending", "[sh
     CHECK(timed.json()["phase"] == "requested");
     CHECK(h.requests_for("later") == 1);  // no second request
 
-    auto waiter = h.env.start({"kill-agent", "later", "--wait", "--timeout", "20s", "--json"},
-                              h.extra());
+    auto waiter =
+        h.env.start({"kill-agent", "later", "--wait", "--timeout", "20s", "--json"}, h.extra());
     REQUIRE(eventually([&] { return team::test::watching(waiter.pid()); }));
     h.ok({"shutdown", "confirm"}, h.as("later"));
     auto r = waiter.wait();

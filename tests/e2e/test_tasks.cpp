@@ -421,7 +421,7 @@ TEST_CASE("update and done on the command line: who may change what", "[tasks]")
     h.finish();
 }
 
-TEST_CASE("team list, status and agents show the open tasks", "[tasks]") {
+TEST_CASE("team list, status and agents show the open tasks", "[tasks][pg]") {
     Home h("tk-counts");
     h.spawn("alice", {"sleep", "600"});
     h.spawn("bob", {"sleep", "600"});
@@ -524,7 +524,7 @@ TEST_CASE("16 processes claiming from 100 tasks (40 under ASan) at once: each cl
     h.finish();
 }
 
-TEST_CASE("8 parallel adds get the ids 1 to 8, each once", "[tasks][concurrency]") {
+TEST_CASE("8 parallel adds get the ids 1 to 8, each once", "[tasks][concurrency][pg]") {
     Home h("tk-parallel-add");
     std::vector<Child> adders;
     adders.reserve(8);

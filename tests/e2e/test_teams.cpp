@@ -75,7 +75,7 @@ TEST_CASE("create with --leader names the leader", "[teams]") {
     CHECK(team_rows(env) == 1);
 }
 
-TEST_CASE("a duplicate team name is refused and the first team is kept", "[teams]") {
+TEST_CASE("a duplicate team name is refused and the first team is kept", "[teams][pg]") {
     TeamEnv env;
     REQUIRE(env.run({"create", "web", "--description", "first"}).exit_code == 0);
     auto again = env.run({"create", "web", "--description", "second"});

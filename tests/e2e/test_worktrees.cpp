@@ -108,7 +108,7 @@ bool done(const RepoHome& h, const std::string& name) {
 TEST_CASE(
     "spawn --worktree: a locked worktree on its own branch, the agent in it with its variables, "
     ".worktreeinclude copied",
-    "[worktree]") {
+    "[worktree][pg]") {
     RepoHome h("wt-spawn");
     // The user's own checkout is dirty (a change, a staged file, an untracked one): left as it is.
     write_file(h.repo / "README.md", "hello, mine\n");

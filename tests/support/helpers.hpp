@@ -13,8 +13,10 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 
 #include "proc/process_table.hpp"
+#include "state/db.hpp"
 
 namespace team::test {
 
@@ -80,13 +82,29 @@ inline bool alive(pid_t pid) {
     return p && !p->is_zombie();
 }
 
+// The first column of the first row of `sql` (SQLiteCpp's execAndGet, for a store's connection
+// too): exec_and_get(store.db(), "SELECT count(*) FROM t").getInt().
+struct Scalar {
+    Scalar(team::Db& db, const std::string& sql) : statement(db, sql) { statement.executeStep(); }
+    int getInt() const { return statement.getColumn(0).getInt(); }
+    std::int64_t getInt64() const { return statement.getColumn(0).getInt64(); }
+    std::string getString() const { return statement.getColumn(0).getString(); }
+    team::Statement statement;
+};
+inline Scalar exec_and_get(team::Db& db, const std::string& sql) {
+    return Scalar(db, sql);
+}
+inline SQLite::Column exec_and_get(SQLite::Database& db, const std::string& sql) {
+    return db.execAndGet(sql);
+}
+
 // Every row the queries return, as text ("<null>" for NULL, '|' after each value, "--" after
 // each query): a snapshot to compare before and after a command that must change nothing.
 // Inserts a member of team `team_id` as a spawn leaves it once started (no pane, no supervisor),
 // for the in-process tests of the core. The caller runs it in a transaction.
-inline void insert_member(SQLite::Database& db, std::int64_t team_id, const std::string& name,
+inline void insert_member(team::Db& db, std::int64_t team_id, const std::string& name,
                           const std::string& status, std::int64_t created_at) {
-    SQLite::Statement insert(db, R"sql(
+    team::Statement insert(db, R"sql(
         INSERT INTO agents (team_id, name, is_leader, status, created_at) VALUES (?, ?, 0, ?, ?)
     )sql");
     insert.bind(1, team_id);
@@ -96,10 +114,14 @@ inline void insert_member(SQLite::Database& db, std::int64_t team_id, const std:
     insert.exec();
 }
 
-inline std::string rows_as_text(SQLite::Database& db, std::initializer_list<const char*> queries) {
+// (On a store's connection, or on SQLiteCpp's for a test that opens team.db itself.)
+template <class Database>
+std::string rows_as_text(Database& db, std::initializer_list<const char*> queries) {
+    using Select = std::conditional_t<std::is_base_of_v<team::Db, Database>, team::Statement,
+                                      SQLite::Statement>;
     std::string out;
     for (const char* sql : queries) {
-        SQLite::Statement select(db, sql);
+        Select select(db, sql);
         while (select.executeStep()) {
             for (int i = 0; i < select.getColumnCount(); ++i) {
                 auto c = select.getColumn(i);

@@ -1,5 +1,7 @@
 #include "tests/support/process.hpp"
 
+#include "tests/support/pg.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -48,7 +50,9 @@ std::map<std::string, std::string> clean_env(const std::map<std::string, std::st
         auto eq = kv.find('=');
         if (eq == std::string::npos) continue;
         std::string key = kv.substr(0, eq);
-        if (key.rfind("TEAM_", 0) == 0 || key == "TMUX" || key == "TMUX_PANE") continue;
+        if (key.rfind("TEAM_", 0) == 0 || key.rfind("PG", 0) == 0 || key == "TMUX" ||
+            key == "TMUX_PANE")
+            continue;
         env[key] = kv.substr(eq + 1);
     }
     for (const auto& [k, v] : extra) env[k] = v;
@@ -185,10 +189,22 @@ std::string test_build_file(const std::string& name) {
     return (own_dir() / name).string();
 }
 
-TeamEnv::TeamEnv() : home_(tmp_.path() / "home") {}
+TeamEnv::TeamEnv() : home_(tmp_.path() / "home") {
+    if (auto pg = test_pg_dir()) {
+        own_database_ = std::make_unique<PgDatabase>(*pg);
+        store_url_ = own_database_->url();
+    }
+}
+
+TeamEnv::TeamEnv(std::string store_url)
+    : home_(tmp_.path() / "home"), store_url_(std::move(store_url)) {}
 
 TeamEnv::~TeamEnv() {
-    if (std::filesystem::exists(home_ / "tmux.sock")) tmux({"kill-server"});
+    try {
+        if (std::filesystem::exists(home_ / "tmux.sock")) tmux({"kill-server"});
+    } catch (...) {
+        // A destructor must not throw (the test has failed already if tmux could not be run).
+    }
 }
 
 RunResult TeamEnv::tmux(const std::vector<std::string>& args) const {
@@ -202,14 +218,20 @@ RunResult TeamEnv::run(const std::vector<std::string>& args,
     return start(args, extra_env, "").wait();
 }
 
+std::map<std::string, std::string> TeamEnv::environment(
+    const std::map<std::string, std::string>& extra) const {
+    auto env = clean_env(extra);
+    if (!env.count("TEAM_HOME")) env["TEAM_HOME"] = home_.string();
+    if (store_url_ && !env.count("TEAM_STORE")) env["TEAM_STORE"] = *store_url_;
+    return env;
+}
+
 Child TeamEnv::start(const std::vector<std::string>& args,
                      const std::map<std::string, std::string>& extra_env,
                      const std::string& input) const {
     std::vector<std::string> argv{team_binary()};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto env = clean_env(extra_env);
-    if (!env.count("TEAM_HOME")) env["TEAM_HOME"] = home_.string();
-    return Child(argv, env, input);
+    return Child(argv, environment(extra_env), input);
 }
 
 }  // namespace team::test

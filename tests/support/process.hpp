@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,21 +55,42 @@ class Child {
     int err_fd_ = -1;
 };
 
-// The environment of this process without TEAM_* variables, plus `extra`.
+// The environment of this process without TEAM_* variables (and tmux's, and libpq's PG*: a
+// test's store is named in full by TEAM_STORE), plus `extra`.
 std::map<std::string, std::string> clean_env(const std::map<std::string, std::string>& extra = {});
 
-// A home for one test: a temporary directory with TEAM_HOME inside it.
+class PgDatabase;
+
+// A home for one test: a temporary directory with TEAM_HOME inside it. Its store is the home's
+// SQLite file, or, when TEAM_TEST_PG names the PostgreSQL rig's socket directory (the `pg` run of
+// the tests tagged [pg], tests/support/pg.hpp), a database of its own on that cluster, made by
+// the constructor: every `team` it runs then gets TEAM_STORE.
 class TeamEnv {
   public:
     TeamEnv();
-    // Kills this home's private tmux server (if one runs), then removes the home.
+    // A home on the store `store_url`, passed as TEAM_STORE to every `team` it runs: e.g. a
+    // PgDatabase's url() that several homes share, or "sqlite". The store is not this home's to
+    // drop.
+    explicit TeamEnv(std::string store_url);
+    // Kills this home's private tmux server (if one runs), then drops the database the home made
+    // for itself (WITH (FORCE)), then removes the home.
     ~TeamEnv();
     const std::filesystem::path& home() const { return home_; }
     const std::filesystem::path& dir() const { return tmp_.path(); }
+    // The TEAM_STORE every `team` of this home gets, or nothing (the home's SQLite file).
+    const std::optional<std::string>& store_url() const { return store_url_; }
+    // The database this home made for itself (TEAM_TEST_PG set), else null: for fault tests
+    // (PgDatabase::terminate_sessions).
+    const PgDatabase* pg_database() const { return own_database_.get(); }
     // Runs tmux on this home's private server, e.g. {"list-panes", "-a"}.
     RunResult tmux(const std::vector<std::string>& args) const;
 
-    // Runs `team ARGS...` with TEAM_HOME set, waits, returns what it printed.
+    // The environment of this home's `team`: clean_env(extra) with TEAM_HOME and TEAM_STORE
+    // (when the home has one) unless `extra` sets them. For a Child started by hand.
+    std::map<std::string, std::string> environment(
+        const std::map<std::string, std::string>& extra = {}) const;
+
+    // Runs `team ARGS...` with TEAM_HOME (and TEAM_STORE) set, waits, returns what it printed.
     RunResult run(const std::vector<std::string>& args,
                   const std::map<std::string, std::string>& extra_env = {}) const;
     // Starts `team ARGS...` without waiting.
@@ -78,6 +101,8 @@ class TeamEnv {
   private:
     TempDir tmp_;
     std::filesystem::path home_;
+    std::optional<std::string> store_url_;
+    std::unique_ptr<PgDatabase> own_database_;  // dropped before tmp_ is removed
 };
 
 // The path of the binary under test: $TEAM_BINARY when set (scripts/test --sanitize points the

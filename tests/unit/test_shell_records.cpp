@@ -1,7 +1,6 @@
 // The shells and sessions repositories (state/shell_records, state/session_records) and the
 // parts of shells/ and sessions/ that need no process: in-process over a real Store in a
 // temporary directory, with a fixed clock.
-#include <SQLiteCpp/SQLiteCpp.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>

@@ -3,10 +3,10 @@
 // fixed clock. Requests are made through the real protocol (kill-agent graceful, approve,
 // reject) where it can run without tmux or processes, and inserted as rows where a test needs a
 // state the protocol reaches only with a live agent (force began, a deadline past due).
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "state/db.hpp"
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -19,9 +19,9 @@
 #include "proc/process_table.hpp"
 #include "state/store.hpp"
 #include "tasks/tasks.hpp"
+#include "team/agent_end.hpp"
 #include "team/agents.hpp"
 #include "team/messages.hpp"
-#include "team/agent_end.hpp"
 #include "team/shutdown.hpp"
 #include "team/teams.hpp"
 #include "tests/support/fake_tmux.hpp"
@@ -59,12 +59,12 @@ struct Row {
     std::optional<Json> reassigned;
 };
 
-std::optional<EpochMs> optional_ms(const SQLite::Column& c) {
+std::optional<EpochMs> optional_ms(const team::Column& c) {
     if (c.isNull()) return std::nullopt;
     return c.getInt64();
 }
 
-void bind_optional(SQLite::Statement& s, int index, const std::optional<EpochMs>& v) {
+void bind_optional(team::Statement& s, int index, const std::optional<EpochMs>& v) {
     if (v)
         s.bind(index, *v);
     else
@@ -109,11 +109,11 @@ struct Fixture : team::test::TeamStore {
     std::int64_t request(const std::string& agent, const Req& r) {
         auto a = record(agent);
         return store.write([&] {
-            SQLite::Statement insert(store.db(), R"sql(
+            team::Statement insert(store.db(), R"sql(
                 INSERT INTO shutdown_requests (team_id, agent_id, method, phase, reason,
                                                requested_by, requested_at, confirmed_at, force_at,
                                                forced_at, grace_ms, reassign_to, closed_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             )sql");
             insert.bind(1, team.id);
             insert.bind(2, a.id);
@@ -131,13 +131,13 @@ struct Fixture : team::test::TeamStore {
             else
                 insert.bind(12);
             bind_optional(insert, 13, r.closed_at);
-            insert.exec();
-            return store.db().getLastInsertRowid();
+            insert.executeStep();
+            return insert.getColumn(0).getInt64();
         });
     }
 
     Row row(std::int64_t id) {
-        SQLite::Statement select(store.db(), R"sql(
+        team::Statement select(store.db(), R"sql(
             SELECT method, phase, responded_at, confirmed_at, force_at, forced_at, closed_at,
                    reassigned
             FROM shutdown_requests WHERE id = ?
@@ -200,9 +200,9 @@ struct Fixture : team::test::TeamStore {
 
     // The activity entries of that type, oldest first: {"actor", "details"}.
     std::vector<Json> activity(const std::string& type) {
-        SQLite::Statement select(store.db(),
-                                 "SELECT actor, details FROM activity WHERE team_id = ? AND type = "
-                                 "? ORDER BY id");
+        team::Statement select(store.db(),
+                               "SELECT actor, details FROM activity WHERE team_id = ? AND type = "
+                               "? ORDER BY id");
         select.bind(1, team.id);
         select.bind(2, type);
         std::vector<Json> out;
@@ -583,9 +583,10 @@ TEST_CASE("shutdown: agent_stop_plan: stop now for a confirmed or forced request
     CHECK(fx.snapshot() == before_rows);
 }
 
-TEST_CASE("shutdown: agent_stop_plan: a confirmation waits for the confirmer's second wake, "
-          "kReplyWindow at most",
-          "[shutdown]") {
+TEST_CASE(
+    "shutdown: agent_stop_plan: a confirmation waits for the confirmer's second wake, "
+    "kReplyWindow at most",
+    "[shutdown]") {
     Fixture fx;
     fx.member("w");
     fx.member("f");
@@ -789,7 +790,7 @@ TEST_CASE("reconcile: a spawning record lives exactly as long as the spawn that 
     auto made_by = [&](const std::string& name, pid_t pid, std::uint64_t start) {
         fx.member(name, "spawning");
         fx.store.write([&] {
-            SQLite::Statement up(fx.store.db(), R"sql(
+            team::Statement up(fx.store.db(), R"sql(
                 UPDATE agents SET spawner_pid = ?, spawner_start = ?, created_at = ?
                 WHERE name = ?
             )sql");

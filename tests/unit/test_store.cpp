@@ -13,6 +13,7 @@
 
 #include "base/error.hpp"
 #include "state/home.hpp"
+#include "state/sqlite_db.hpp"
 #include "state/store.hpp"
 #include "tests/support/fork.hpp"
 #include "tests/support/helpers.hpp"
@@ -59,10 +60,10 @@ TEST_CASE("every connection has WAL, a busy timeout, foreign keys and full sync"
     TempDir tmp;
     Store store(tmp.path());
     auto& db = store.db();
-    CHECK(db.execAndGet("PRAGMA journal_mode").getString() == "wal");
-    CHECK(db.execAndGet("PRAGMA busy_timeout").getInt() == Store::kBusyTimeoutMs);
-    CHECK(db.execAndGet("PRAGMA foreign_keys").getInt() == 1);
-    CHECK(db.execAndGet("PRAGMA synchronous").getInt() == 2);  // FULL
+    CHECK(team::test::exec_and_get(db, "PRAGMA journal_mode").getString() == "wal");
+    CHECK(team::test::exec_and_get(db, "PRAGMA busy_timeout").getInt() == Store::kBusyTimeoutMs);
+    CHECK(team::test::exec_and_get(db, "PRAGMA foreign_keys").getInt() == 1);
+    CHECK(team::test::exec_and_get(db, "PRAGMA synchronous").getInt() == 2);  // FULL
 }
 
 TEST_CASE("a write that throws leaves nothing behind", "[store]") {
@@ -74,9 +75,10 @@ TEST_CASE("a write that throws leaves nothing behind", "[store]") {
         throw refused("no");
     }),
                     Error);
-    CHECK(store.db().execAndGet("SELECT count(*) FROM t").getInt() == 0);
-    CHECK(store.write([&] { return store.db().exec("INSERT INTO t VALUES (2)"); }) == 1);
-    CHECK(store.db().execAndGet("SELECT count(*) FROM t").getInt() == 1);
+    CHECK(team::test::exec_and_get(store.db(), "SELECT count(*) FROM t").getInt() == 0);
+    CHECK(store.write(
+              [&] { return team::Statement(store.db(), "INSERT INTO t VALUES (2)").exec(); }) == 1);
+    CHECK(team::test::exec_and_get(store.db(), "SELECT count(*) FROM t").getInt() == 1);
 }
 
 TEST_CASE("read-check-writes from many processes lose no update and never see 'locked'",
@@ -91,8 +93,8 @@ TEST_CASE("read-check-writes from many processes lose no update and never see 'l
         Store store(tmp.path());
         for (int i = 0; i < kIncrements; ++i) {
             store.write([&] {
-                int n = store.db().execAndGet("SELECT n FROM counter").getInt();
-                SQLite::Statement up(store.db(), "UPDATE counter SET n = ?");
+                int n = team::test::exec_and_get(store.db(), "SELECT n FROM counter").getInt();
+                team::Statement up(store.db(), "UPDATE counter SET n = ?");
                 up.bind(1, n + 1);
                 up.exec();
             });
@@ -101,7 +103,8 @@ TEST_CASE("read-check-writes from many processes lose no update and never see 'l
     });
     for (int code : codes) CHECK(code == 0);
     Store store(tmp.path());
-    CHECK(store.db().execAndGet("SELECT n FROM counter").getInt() == kProcesses * kIncrements);
+    CHECK(team::test::exec_and_get(store.db(), "SELECT n FROM counter").getInt() ==
+          kProcesses * kIncrements);
 }
 
 TEST_CASE("a writer waits for its turn behind another process's and then commits",
@@ -131,7 +134,7 @@ TEST_CASE("a writer waits for its turn behind another process's and then commits
     REQUIRE(team::test::eventually([&] { return team::test::waiting_for_lock(child); }));
     auto rows = [&] {
         SQLite::Database db((tmp.path() / "team.db").string(), SQLite::OPEN_READONLY);
-        return db.execAndGet("SELECT count(*) FROM t").getInt();
+        return team::test::exec_and_get(db, "SELECT count(*) FROM t").getInt();
     };
     CHECK(rows() == 0);  // still waiting for its turn
     ::close(fd);         // the turn is free
@@ -175,7 +178,7 @@ TEST_CASE("await_writer returns once the write under way has committed, however 
     // No connection is open across a fork: the parent's opens after it.
     auto rows = [&] {
         SQLite::Database db((tmp.path() / "team.db").string(), SQLite::OPEN_READONLY);
-        return db.execAndGet("SELECT count(*) FROM t").getInt();
+        return team::test::exec_and_get(db, "SELECT count(*) FROM t").getInt();
     };
     int pipe_fds[2];
     REQUIRE(::pipe(pipe_fds) == 0);
@@ -233,7 +236,7 @@ TEST_CASE("64 processes writing at once all get their turn within the busy timeo
         for (int k = 0; k < kWrites; ++k) {
             Store store(tmp.path());  // a new connection each time, as a command has
             store.write([&] {
-                SQLite::Statement insert(store.db(), "INSERT INTO t VALUES (?)");
+                team::Statement insert(store.db(), "INSERT INTO t VALUES (?)");
                 insert.bind(1, i * 1000 + k);
                 insert.exec();
             });
@@ -242,7 +245,7 @@ TEST_CASE("64 processes writing at once all get their turn within the busy timeo
     });
     for (int code : codes) CHECK(code == 0);
     Store store(tmp.path());
-    CHECK(store.db().execAndGet("SELECT count(DISTINCT n) FROM t").getInt() ==
+    CHECK(team::test::exec_and_get(store.db(), "SELECT count(DISTINCT n) FROM t").getInt() ==
           kProcesses * kWrites);
 }
 
@@ -251,9 +254,9 @@ TEST_CASE("many processes opening a new home at once all succeed", "[store][conc
     auto codes = team::test::run_in_children(8, [&](int i) {
         Store store(tmp.path());
         store.write([&] {
-            SQLite::Statement insert(store.db(),
-                                     "INSERT INTO teams (name, cwd, leader, created_at) "
-                                     "VALUES (?, '/', 'leader', 0)");
+            team::Statement insert(store.db(),
+                                   "INSERT INTO teams (name, cwd, leader, created_at) "
+                                   "VALUES (?, '/', 'leader', 0)");
             insert.bind(1, "t" + std::to_string(i));
             insert.exec();
         });
@@ -261,7 +264,7 @@ TEST_CASE("many processes opening a new home at once all succeed", "[store][conc
     });
     for (int code : codes) CHECK(code == 0);
     Store store(tmp.path());
-    CHECK(store.db().execAndGet("SELECT count(*) FROM teams").getInt() == 8);
+    CHECK(team::test::exec_and_get(store.db(), "SELECT count(*) FROM teams").getInt() == 8);
 }
 
 TEST_CASE("SQLite errors become clear errors of SPEC 1.4", "[store]") {
@@ -279,7 +282,7 @@ TEST_CASE("SQLite errors become clear errors of SPEC 1.4", "[store]") {
     try {
         store.db().exec("SELECT * FROM no_such_table");
         FAIL("no error");
-    } catch (const SQLite::Exception& e) {
+    } catch (const StoreError& e) {
         auto error = as_error(e);
         CHECK(error.code() == ErrorCode::failed);
         CHECK_THAT(error.what(), Catch::Contains("no_such_table"));
@@ -298,9 +301,9 @@ TEST_CASE("the WAL stays short across many short-lived connections", "[store]") 
     auto wal = tmp.path() / "team.db-wal";
     auto frame = 4096 + 24;
     auto size = std::filesystem::exists(wal) ? std::filesystem::file_size(wal) : 0;
-    CHECK(size <= static_cast<std::uintmax_t>((Store::kWalMaxFrames + 8) * frame));
+    CHECK(size <= static_cast<std::uintmax_t>((kSqliteWalMaxFrames + 8) * frame));
     Store store(tmp.path());
-    CHECK(store.db().execAndGet("SELECT count(*) FROM t").getInt() == 300);
+    CHECK(team::test::exec_and_get(store.db(), "SELECT count(*) FROM t").getInt() == 300);
 }
 
 // The store's VFS opens an existing WAL without SQLITE_OPEN_CREATE (so SQLite does not fsync the
@@ -328,6 +331,7 @@ TEST_CASE("writes work whether the WAL file is there or was removed", "[store]")
         CHECK(std::filesystem::exists(wal));
     }
     Store store(tmp.path());
-    CHECK(store.db().execAndGet("SELECT group_concat(x) FROM t").getString() == "1,2,3");
+    CHECK(team::test::exec_and_get(store.db(), "SELECT group_concat(x) FROM t").getString() ==
+          "1,2,3");
     CHECK(mode_of(wal) == 0600);
 }

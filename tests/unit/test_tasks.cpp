@@ -2,7 +2,7 @@
 // a fixed clock: ids per team, what may be claimed, blocking, what is available, who may change or
 // finish a task, and the hand-back of a terminated agent's tasks. Every refusal is also checked to
 // change nothing.
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "state/db.hpp"
 
 #include <catch2/catch.hpp>
 #include <functional>
@@ -16,6 +16,7 @@
 #include "team/agents.hpp"
 #include "team/teams.hpp"
 #include "tests/support/fork.hpp"
+#include "tests/support/helpers.hpp"
 #include "tests/support/unit_home.hpp"
 
 using namespace team;
@@ -82,7 +83,7 @@ struct Fixture : team::test::TeamStore {
 
     // The details of the activity entries of that type, oldest first.
     std::vector<nlohmann::json> activity(const std::string& type) {
-        SQLite::Statement select(
+        team::Statement select(
             store.db(), "SELECT details FROM activity WHERE team_id = ? AND type = ? ORDER BY id");
         select.bind(1, team.id);
         select.bind(2, type);
@@ -889,9 +890,9 @@ TEST_CASE("the kept task counts always equal the tasks, through every kind of ch
     auto check = [&] {
         std::map<std::string, int> real{
             {"pending", 0}, {"in_progress", 0}, {"completed", 0}, {"deleted", 0}};
-        SQLite::Statement select(fx.store.db(),
-                                 "SELECT status, count(*) FROM tasks WHERE team_id = ? GROUP BY "
-                                 "status");
+        team::Statement select(fx.store.db(),
+                               "SELECT status, count(*) FROM tasks WHERE team_id = ? GROUP BY "
+                               "status");
         select.bind(1, fx.team.id);
         while (select.executeStep()) {
             real[select.getColumn(0).getString()] = select.getColumn(1).getInt();
@@ -921,9 +922,9 @@ TEST_CASE("the kept task counts always equal the tasks, through every kind of ch
     auto other = fx.make_team("other");
     fx.list.add(other, fx.teams.resolve_caller(other, std::nullopt), NewTask{"x", "", {}, {}});
     fx.teams.remove(other, fx.teams.resolve_caller(other, std::nullopt));
-    CHECK(fx.store.db()
-              .execAndGet("SELECT count(*) FROM task_counts WHERE team_id = " +
-                          std::to_string(other.id))
+    CHECK(team::test::exec_and_get(
+              fx.store.db(),
+              "SELECT count(*) FROM task_counts WHERE team_id = " + std::to_string(other.id))
               .getInt() == 0);
     check();
 }

@@ -1,0 +1,394 @@
+#include "state/pg_db.hpp"
+
+#include <libpq-fe.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "base/error.hpp"
+#include "state/pg_text.hpp"
+
+namespace team {
+
+namespace {
+
+using Kind = StoreError::Kind;
+using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
+
+// A connection keeps at most this many distinct SQL texts; beyond, statements run unnamed.
+constexpr std::size_t kMaxPrepared = 1000;
+
+std::string field(const PGresult* r, int code) {
+    const char* value = r ? PQresultErrorField(r, code) : nullptr;
+    return value ? value : "";
+}
+
+class PgDb;
+
+class PgStatement final : public StatementImpl {
+  public:
+    PgStatement(PgDb& db, std::string_view sql);
+
+    void bind_int64(int index, std::int64_t value) override { set(index, std::to_string(value)); }
+    void bind_double(int index, double value) override;
+    void bind_text(int index, std::string_view value) override;
+    void bind_null(int index) override { set(index, std::nullopt); }
+    bool step() override;
+    int exec() override;
+    void reset() override {
+        result_.reset();
+        row_ = -1;
+    }
+    int column_count() const override;
+    bool is_null(int index) const override {
+        return PQgetisnull(result_.get(), row_, check(index));
+    }
+    std::int64_t int64(int index) const override;
+    double real(int index) const override;
+    std::string text(int index) const override {
+        if (is_null(index)) return "";
+        return std::string(PQgetvalue(result_.get(), row_, index),
+                           static_cast<std::size_t>(PQgetlength(result_.get(), row_, index)));
+    }
+
+  private:
+    void set(int index, std::optional<std::string> value);
+    void run();
+    int check(int index) const;
+    [[noreturn]] void not_a_number(int index) const;
+
+    PgDb& db_;
+    std::string sql_;  // translated
+    std::vector<std::optional<std::string>> values_;
+    Result result_{nullptr, &PQclear};
+    int row_ = -1;
+};
+
+class PgDb final : public Db {
+  public:
+    PgDb(PGconn* conn, const std::string& url) : conn_(conn), url_(url) {
+        redacted_ = pg_redact_url(url, secrets_);
+        name_ = quote(redacted_);
+        try {
+            set_up_session();
+        } catch (...) {
+            PQfinish(conn_);
+            throw;
+        }
+    }
+    ~PgDb() override { PQfinish(conn_); }
+
+    Engine engine() const override { return Engine::postgresql; }
+    std::unique_ptr<StatementImpl> prepare(std::string_view sql) override {
+        return std::make_unique<PgStatement>(*this, sql);
+    }
+    void exec(const std::string& sql) override {
+        reconnect_if_lost();
+        check(PQexec(conn_, sql.c_str()), When::statement);
+    }
+
+    void begin_write() override {
+        reconnect_if_lost();
+        in_write_ = true;
+        static const std::string begin =
+            "BEGIN; SET LOCAL lock_timeout = " + std::to_string(kPgLockTimeoutMs) +
+            "; SELECT pg_advisory_xact_lock(" + std::to_string(kPgWriteLockKey) + ")";
+        Result r(PQexec(conn_, begin.c_str()), &PQclear);
+        if (ok(r.get())) return;
+        StoreError e = error(r.get(), When::begin);
+        rollback_write();
+        throw e;
+    }
+    void commit_write() override {
+        static const std::string commit = std::string("NOTIFY ") + kPgChangeChannel + "; COMMIT";
+        if (lost_) throw error(nullptr, When::statement);  // the write went with the connection
+        check(PQexec(conn_, commit.c_str()), When::commit);
+        in_write_ = false;
+    }
+    void rollback_write() noexcept override {
+        in_write_ = false;
+        if (!lost_ && PQstatus(conn_) == CONNECTION_OK &&
+            PQtransactionStatus(conn_) != PQTRANS_IDLE) {
+            PQclear(PQexec(conn_, "ROLLBACK"));
+        }
+    }
+
+    // Runs a statement, its parameters in text: unnamed the first time the connection runs its
+    // SQL (one round trip, as a command that runs it once wants), prepared from the second on
+    // (one round trip more, once; then each run costs about half, see prepared()).
+    Result run(const std::string& sql, const std::vector<const char*>& values) {
+        reconnect_if_lost();
+        int n = static_cast<int>(values.size());
+        const char* name = prepared(sql, n);
+        PGresult* r =
+            name ? PQexecPrepared(conn_, name, n, values.data(), nullptr, nullptr, 0)
+                 : PQexecParams(conn_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0);
+        if (name && field(r, PG_DIAG_SQLSTATE) == "26000") prepared_.erase(sql);  // gone
+        return check(r, When::statement);
+    }
+
+    // The number of columns sql's rows have, asked of the server before it runs.
+    int columns(const std::string& sql, int parameters) {
+        reconnect_if_lost();
+        auto it = prepared_.find(sql);
+        const char* name =
+            it != prepared_.end() && !it->second.empty() ? it->second.c_str() : nullptr;
+        if (!name) {
+            check(PQprepare(conn_, "", sql.c_str(), parameters, nullptr), When::statement);
+            name = "";
+        }
+        return PQnfields(check(PQdescribePrepared(conn_, name), When::statement).get());
+    }
+
+    const std::string& name() const { return name_; }
+
+  private:
+    enum class When { begin, statement, commit };
+
+    static bool ok(const PGresult* r) {
+        auto status = PQresultStatus(r);
+        return r && (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ||
+                     status == PGRES_EMPTY_QUERY);
+    }
+    Result check(PGresult* raw, When when) {
+        Result r(raw, &PQclear);
+        if (!ok(r.get())) throw error(r.get(), when);
+        return r;
+    }
+
+    // The server's name for sql, prepared now if it runs for the second time; nullptr: run it
+    // unnamed. A one-row SELECT by key over a unix socket: 47-53 us unnamed (parse, plan and
+    // run each time), 26-28 us prepared.
+    const char* prepared(const std::string& sql, int parameters) {
+        auto it = prepared_.find(sql);
+        if (it == prepared_.end()) {
+            if (prepared_.size() < kMaxPrepared) prepared_.emplace(sql, "");  // seen once
+            return nullptr;
+        }
+        if (it->second.empty()) {
+            std::string name = "s" + std::to_string(++prepared_count_);
+            check(PQprepare(conn_, name.c_str(), sql.c_str(), parameters, nullptr),
+                  When::statement);
+            it->second = std::move(name);
+        }
+        return it->second.c_str();
+    }
+
+    void set_up_session() {
+        prepared_.clear();
+        check(PQexec(conn_, "SET client_min_messages = warning"), When::statement);
+    }
+
+    // After a lost connection, the next statement reconnects once; not inside a write, whose
+    // transaction went with the connection.
+    void reconnect_if_lost() {
+        if (!lost_ && PQstatus(conn_) == CONNECTION_OK) return;
+        if (in_write_) throw error(nullptr, When::statement);
+        PQreset(conn_);
+        if (PQstatus(conn_) != CONNECTION_OK) throw error(nullptr, When::statement);
+        lost_ = false;
+        set_up_session();
+    }
+
+    // The one translation of a failed result (or connection) into the store's kinds.
+    StoreError error(const PGresult* r, When when) {
+        std::string state = field(r, PG_DIAG_SQLSTATE);
+        std::string message = field(r, PG_DIAG_MESSAGE_PRIMARY);
+        if (message.empty()) message = PQerrorMessage(conn_);
+        message = pg_scrub_message(message, url_, secrets_, redacted_);
+        if (message.empty()) message = "unknown error";
+        std::string store = "the store " + name_;
+        // No SQLSTATE: libpq's own failure, which is the connection's (a server that died
+        // mid-query can leave PQstatus OK until the next call).
+        if (PQstatus(conn_) != CONNECTION_OK || state.empty() || state.starts_with("08") ||
+            state == "57P01" || state == "57P02" || state == "57P03") {
+            lost_ = true;
+            return StoreError(
+                Kind::unreachable,
+                "lost the connection to " + store + ": " + message +
+                    (when == When::commit ? "; the change may or may not have been made"
+                                          : "; nothing was changed"));
+        }
+        if (state.starts_with("23")) return StoreError(Kind::constraint, message);
+        if (state == "25006" || state == "42501") {
+            return StoreError(Kind::read_only,
+                              "cannot write " + store + ": " + message + "; nothing was changed");
+        }
+        if (state == "53100") {
+            return StoreError(Kind::full, "cannot write " + store +
+                                              ": the server's disk is full; nothing was changed");
+        }
+        if (state == "55P03") {
+            return StoreError(Kind::busy,
+                              store + " is busy: another team command held it for more than " +
+                                  std::to_string(kPgLockTimeoutMs / 1000) + "s; try again");
+        }
+        if (state == "40001" || state == "40P01") {
+            return StoreError(Kind::busy, store + " is busy: " + message + "; try again");
+        }
+        if (state == "42P01") {
+            return StoreError(Kind::damaged,
+                              store + " is not a team store, or its schema is missing (" + message +
+                                  "): run `team store migrate`");
+        }
+        return StoreError(Kind::other, message);
+    }
+
+    PGconn* conn_;
+    std::string url_;
+    std::string redacted_;
+    std::string name_;  // redacted_, quoted
+    std::vector<std::string> secrets_;
+    bool in_write_ = false;
+    bool lost_ = false;                                      // an error said the connection is gone
+    std::unordered_map<std::string, std::string> prepared_;  // SQL -> name ("": run once)
+    int prepared_count_ = 0;
+};
+
+PgStatement::PgStatement(PgDb& db, std::string_view sql) : db_(db) {
+    int parameters = 0;
+    sql_ = pg_translate_parameters(sql, &parameters);
+    values_.resize(static_cast<std::size_t>(parameters));
+}
+
+void PgStatement::set(int index, std::optional<std::string> value) {
+    if (index < 1 || index > static_cast<int>(values_.size())) {
+        throw StoreError(Kind::other,
+                         "no parameter ?" + std::to_string(index) + " in " + quote(sql_));
+    }
+    values_[static_cast<std::size_t>(index - 1)] = std::move(value);
+}
+
+void PgStatement::bind_double(int index, double value) {
+    if (std::isnan(value)) return set(index, "NaN");
+    if (std::isinf(value)) return set(index, value > 0 ? "Infinity" : "-Infinity");
+    char buffer[32];
+    auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;  // shortest exact
+    set(index, std::string(buffer, end));
+}
+
+void PgStatement::bind_text(int index, std::string_view value) {
+    if (value.find('\0') != std::string_view::npos) {
+        throw StoreError(Kind::other, "cannot store text with a NUL byte in " + db_.name() +
+                                          ": postgresql has no such text");
+    }
+    set(index, std::string(value));
+}
+
+void PgStatement::run() {
+    std::vector<const char*> values;
+    values.reserve(values_.size());
+    for (const auto& value : values_) values.push_back(value ? value->c_str() : nullptr);
+    row_ = -1;
+    result_.reset();
+    result_ = db_.run(sql_, values);
+}
+
+bool PgStatement::step() {
+    if (!result_) run();
+    int rows = PQntuples(result_.get());
+    if (row_ < rows) ++row_;
+    return row_ < rows;
+}
+
+int PgStatement::exec() {
+    run();
+    row_ = PQntuples(result_.get());  // no current row, as after SQLite's exec
+    return std::atoi(PQcmdTuples(result_.get()));
+}
+
+int PgStatement::column_count() const {
+    if (result_) return PQnfields(result_.get());
+    return db_.columns(sql_, static_cast<int>(values_.size()));
+}
+
+int PgStatement::check(int index) const {
+    if (!result_ || row_ < 0 || row_ >= PQntuples(result_.get())) {
+        throw StoreError(Kind::other, "no current row to read column " + std::to_string(index) +
+                                          " of " + quote(sql_) + " from");
+    }
+    if (index < 0 || index >= PQnfields(result_.get())) {
+        throw StoreError(Kind::other, "no column " + std::to_string(index) + " in " + quote(sql_));
+    }
+    return index;
+}
+
+void PgStatement::not_a_number(int index) const {
+    throw StoreError(Kind::other, "column " + std::to_string(index) + " of " + quote(sql_) +
+                                      " holds " + quote(text(index)) + ", not a number");
+}
+
+// NULL reads as 0, as in SQLite; a boolean as 1 or 0; a numeric with a fraction truncated.
+std::int64_t PgStatement::int64(int index) const {
+    if (is_null(index)) return 0;
+    const char* value = PQgetvalue(result_.get(), row_, index);
+    const char* end = value + PQgetlength(result_.get(), row_, index);
+    if (value[0] == 't' && value + 1 == end) return 1;
+    if (value[0] == 'f' && value + 1 == end) return 0;
+    std::int64_t out = 0;
+    auto [ptr, ec] = std::from_chars(value, end, out);
+    if (ec == std::errc() && ptr == end) return out;
+    if (ec == std::errc() && (*ptr == '.' || *ptr == 'e' || *ptr == 'E')) {
+        return static_cast<std::int64_t>(real(index));
+    }
+    not_a_number(index);
+}
+
+double PgStatement::real(int index) const {
+    if (is_null(index)) return 0.0;
+    const char* value = PQgetvalue(result_.get(), row_, index);
+    if (value[0] == 't' && value[1] == '\0') return 1.0;
+    if (value[0] == 'f' && value[1] == '\0') return 0.0;
+    char* end = nullptr;
+    double out = std::strtod(value, &end);
+    if (end == value || *end != '\0') not_a_number(index);
+    return out;
+}
+
+}  // namespace
+
+pg_conn* connect_postgresql(const std::string& url, std::string* reason) {
+    // Defaults first: a setting of the expanded URL (dbname, last) overrides them.
+    const char* const keys[] = {"connect_timeout",  "keepalives",
+                                "keepalives_idle",  "keepalives_interval",
+                                "keepalives_count", "tcp_user_timeout",
+                                "application_name", "client_encoding",
+                                "dbname",           nullptr};
+    const char* const values[] = {"5",     "1",    "5",    "2",         "3",
+                                  "10000", "team", "UTF8", url.c_str(), nullptr};
+    PGconn* conn = PQconnectdbParams(keys, values, 1);
+    if (conn && PQstatus(conn) == CONNECTION_OK) {
+        PQsetNoticeProcessor(
+            conn, [](void*, const char*) {}, nullptr);
+        return conn;
+    }
+    if (reason) {
+        std::vector<std::string> secrets;
+        std::string redacted = pg_redact_url(url, secrets);
+        *reason =
+            conn ? pg_scrub_message(PQerrorMessage(conn), url, secrets, redacted) : "out of memory";
+    }
+    PQfinish(conn);
+    return nullptr;
+}
+
+std::unique_ptr<Db> open_postgresql(const std::string& url) {
+    std::string reason;
+    PGconn* conn = connect_postgresql(url, &reason);
+    if (!conn) {
+        throw StoreError(Kind::cannot_open,
+                         "cannot reach the store " + quote(redact_store_url(url)) + ": " + reason);
+    }
+    return std::make_unique<PgDb>(conn, url);
+}
+
+std::string pg_store_name(const Db& db) {
+    const auto* pg = dynamic_cast<const PgDb*>(&db);
+    return pg ? "the store " + pg->name() : "the store";
+}
+
+}  // namespace team

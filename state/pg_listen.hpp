@@ -1,0 +1,39 @@
+// A listener of a PostgreSQL store's wake-ups (SPEC 16): its own connection, LISTENing on the
+// channel every write NOTIFYs in its transaction (state/pg_db.hpp). A listener that loses its
+// connection has lost what was sent meanwhile, so a reconnect counts as a wake-up: the waiter
+// re-reads (ChangeWatch's contract: spurious wake-ups are fine, missed ones are not).
+#pragma once
+
+#include <string>
+
+struct pg_conn;
+
+namespace team {
+
+class PgListener {
+  public:
+    // Connects and LISTENs; throws StoreError (cannot_open) when the store cannot be reached.
+    explicit PgListener(const std::string& url);
+    ~PgListener();
+    PgListener(const PgListener&) = delete;
+    PgListener& operator=(const PgListener&) = delete;
+
+    // The connection's socket (-1 while it is lost); it changes on a reconnect.
+    int socket() const;
+    // Reads what arrived: true when a notification came, or the connection was lost and is
+    // back (what was sent meanwhile is lost: re-read). While it is lost, each call tries to
+    // reconnect once.
+    bool drain();
+    bool connected() const { return conn_ != nullptr; }
+    // Counts the connections made (from 1), so that a watcher sees a new socket.
+    unsigned generation() const { return generation_; }
+
+  private:
+    bool connect();
+
+    std::string url_;
+    pg_conn* conn_ = nullptr;
+    unsigned generation_ = 0;
+};
+
+}  // namespace team

@@ -1,0 +1,248 @@
+// Several homes sharing one PostgreSQL store (SPEC 16), each with its own tmux server, as
+// separate machines would be: what one does, the others see and are woken by; claims from all of
+// them never double; a store that goes away and comes back loses nothing. Tagged [pg-only]: they
+// run in the `pg` label alone (tests/CMakeLists.txt), on the rig's cluster or a cluster of their
+// own.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/support/helpers.hpp"
+#include "tests/support/pg.hpp"
+#include "tests/support/process.hpp"
+
+namespace {
+
+using team::test::Child;
+using team::test::PgCluster;
+using team::test::PgDatabase;
+using team::test::RunResult;
+using team::test::TeamEnv;
+using Json = nlohmann::json;
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::string line;
+    for (char c : text) {
+        if (c == '\n') {
+            lines.push_back(line);
+            line.clear();
+        } else {
+            line += c;
+        }
+    }
+    if (!line.empty()) lines.push_back(line);
+    return lines;
+}
+
+RunResult ok(const TeamEnv& env, const std::vector<std::string>& args) {
+    auto r = env.run(args);
+    INFO("team " << Json(args).dump() << " -> " << r.exit_code << "\nstdout: " << r.out
+                 << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("two homes share a team through the store: a send from one wakes a reader on the other",
+          "[pg-only][shared]") {
+    PgDatabase store;
+    TeamEnv a(store.url()), b(store.url());
+    ok(a, {"create", "web"});
+    ok(a, {"spawn", "w1", "--", "sleep", "600"});
+
+    // B waits in w1's inbox; A sends. The reader is woken by the store's NOTIFY.
+    auto reader =
+        b.start({"inbox", "--team", "web", "--as", "w1", "--unread", "--wait", "60s", "--json"});
+    // The reader is listening once it has read the (empty) inbox: wait for its connection.
+    REQUIRE(team::test::eventually(
+        [&] {
+            auto r = store.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = '" +
+                               store.name() + "' AND query LIKE 'LISTEN%'");
+            return r.exit_code == 0 && std::stoi(r.out) >= 1;
+        },
+        30'000));
+    ok(a, {"send", "w1", "hello from a", "--team", "web"});
+    auto got = reader.wait();
+    INFO(got.out << got.err);
+    REQUIRE(got.exit_code == 0);
+    auto messages = Json::parse(got.out);
+    REQUIRE(messages.size() == 1);
+    CHECK(messages[0]["text"] == "hello from a");
+
+    // B sees A's team and agent as they are: its look does not take A's agent for lost (its
+    // processes are A's, which B cannot see).
+    auto agents = Json::parse(ok(b, {"agents", "--team", "web", "--json"}).out);
+    REQUIRE(agents.size() == 1);
+    CHECK(agents[0]["status"] == "active");
+    auto teams = Json::parse(ok(b, {"list", "--json"}).out);
+    REQUIRE(teams.size() == 1);
+    CHECK(teams[0]["name"] == "web");
+    // A kill from B of A's agent is refused, nothing changed (carrying it to A's supervisor is
+    // the next step of SPEC 16).
+    auto kill = b.run({"kill-agent", "w1", "--force", "--team", "web"});
+    CHECK(kill.exit_code == 4);
+    CHECK_THAT(kill.err, Catch::Contains("another home"));
+    CHECK(Json::parse(ok(a, {"agents", "--team", "web", "--json"}).out)[0]["status"] == "active");
+    // A's background shells are A's: B neither lists nor finds them.
+    auto shell = Json::parse(ok(a, {"shell", "start", "--json", "--", "sleep", "600"}).out);
+    CHECK(Json::parse(ok(b, {"shell", "list", "--all", "--json"}).out).empty());
+    CHECK(b.run({"shell", "status", shell["shell_id"].get<std::string>()}).exit_code == 3);
+    ok(a, {"shell", "kill", shell["shell_id"].get<std::string>()});
+    ok(a, {"teardown", "web"});
+}
+
+TEST_CASE("12 claimers across 3 homes on 1,000 tasks: each task claimed exactly once",
+          "[pg-only][shared][concurrency]") {
+    PgDatabase store;
+    TeamEnv a(store.url()), b(store.url()), c(store.url());
+    ok(a, {"create", "race"});
+    const int kClaimers = 12, kTasks = 1000;
+    // The claimers are members whose processes live in yet another home (a home_id none of these
+    // has), so no home looks at them; the tasks are made in one statement.
+    std::string members;
+    for (int i = 1; i <= kClaimers; ++i) {
+        members += std::string(i > 1 ? "," : "") +
+                   "((SELECT id FROM teams WHERE name = 'race'), 'c" + std::to_string(i) +
+                   "', 0, 'active', 0, 'elsewhere:1')";
+    }
+    REQUIRE(store
+                .sql("INSERT INTO agents (team_id, name, is_leader, status, created_at, home_id) "
+                     "VALUES " +
+                     members)
+                .exit_code == 0);
+    REQUIRE(store
+                .sql("INSERT INTO tasks (team_id, id, subject, created_at, updated_at) SELECT "
+                     "(SELECT id FROM teams WHERE name = 'race'), n, 'task ' || n, 0, 0 FROM "
+                     "generate_series(1, " +
+                     std::to_string(kTasks) + ") n")
+                .exit_code == 0);
+
+    std::string script =
+        "while :; do \"$TEAM_BIN\" task claim --json --team race --as \"$AS\"; rc=$?; "
+        "[ \"$rc\" -eq 0 ] || [ \"$rc\" -eq 4 ] || break; done; echo \"END $rc\"";
+    const TeamEnv* homes[] = {&a, &b, &c};
+    std::vector<Child> claimers;
+    claimers.reserve(kClaimers);
+    for (int i = 0; i < kClaimers; ++i) {
+        auto env = homes[i % 3]->environment(
+            {{"TEAM_BIN", team::test::team_binary()}, {"AS", "c" + std::to_string(i + 1)}});
+        claimers.emplace_back(std::vector<std::string>{"/bin/sh", "-c", script}, env);
+    }
+    std::map<std::string, std::string> owner_of;
+    int claims = 0;
+    for (int i = 0; i < kClaimers; ++i) {
+        auto r = claimers[i].wait();
+        std::string as = "c" + std::to_string(i + 1);
+        INFO("claimer " << as << " stderr: " << r.err);
+        CHECK(r.exit_code == 0);
+        auto lines = lines_of(r.out);
+        REQUIRE(!lines.empty());
+        CHECK(lines.back() == "END 3");
+        for (const auto& line : lines) {
+            auto t = Json::parse(line, nullptr, false);
+            if (!t.is_object() || !t.contains("status")) continue;
+            CHECK(t["owner"] == as);
+            std::string id = t["id"];
+            CHECK(owner_of.count(id) == 0);  // nobody else got it
+            owner_of[id] = as;
+            ++claims;
+        }
+    }
+    CHECK(claims == kTasks);
+    CHECK(owner_of.size() == static_cast<size_t>(kTasks));
+    auto counts = store.sql("SELECT status, n FROM task_counts WHERE n > 0 ORDER BY status");
+    CHECK(counts.out == "in_progress|1000\n");
+}
+
+TEST_CASE("the store restarted under waiting readers: 100 messages sent around it all arrive",
+          "[pg-only][faults]") {
+    PgCluster cluster;
+    std::string url;
+    {
+        PgDatabase db(cluster.socket_dir());
+        url = db.url();
+        TeamEnv a(url), b(url);
+        ok(a, {"create", "web"});
+        ok(a, {"spawn", "w1", "--", "sleep", "600"});
+        // B reads w1's inbox as the messages come, with --wait, marking each read: across the
+        // restart its listener reconnects and re-reads, so nothing is missed.
+        std::string script =
+            "n=0; while [ $n -lt 100 ]; do out=$(\"$TEAM_BIN\" inbox --team web --as w1 --unread "
+            "--mark-read --wait 60s --json) || { echo \"FAIL $?\"; sleep 0.2; continue; }; "
+            "k=$(printf '%s' \"$out\" | grep -o '\"id\":' | wc -l); "
+            "n=$((n + k)); printf '%s\\n' \"$out\"; done; echo END";
+        auto reader = Child({"/bin/sh", "-c", script},
+                            b.environment({{"TEAM_BIN", team::test::team_binary()}}));
+        int sent = 0;
+        auto send = [&](int upto) {
+            while (sent < upto) {
+                auto r = a.run({"send", "w1", "m" + std::to_string(sent), "--team", "web"});
+                if (r.exit_code == 0) {
+                    ++sent;
+                } else {
+                    // The store is down: a clear error, never a hang; send again once it is back.
+                    CHECK_THAT(r.err, Catch::Contains("store"));
+                    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                }
+            }
+        };
+        send(50);
+        cluster.down("fast");
+        auto down = a.run({"send", "w1", "lost?", "--team", "web"});
+        CHECK(down.exit_code == 1);
+        CHECK_THAT(down.err, Catch::Contains("store"));
+        cluster.up();
+        send(100);
+        auto r = reader.wait();
+        INFO(r.out << r.err);
+        CHECK(r.exit_code == 0);
+        std::set<std::string> texts;
+        for (const auto& line : lines_of(r.out)) {
+            auto j = Json::parse(line, nullptr, false);
+            if (!j.is_array()) continue;
+            for (const auto& m : j) texts.insert(m["text"].get<std::string>());
+        }
+        CHECK(texts.size() == 100);
+        // Still a live agent: its supervisor kept it through the outage.
+        CHECK(Json::parse(ok(a, {"agents", "--team", "web", "--json"}).out)[0]["status"] ==
+              "active");
+        ok(a, {"teardown", "web"});
+    }
+}
+
+TEST_CASE("a wrong store, a store without the schema, and one newer than team: clear errors",
+          "[pg-only][faults]") {
+    PgDatabase db;
+    TeamEnv home(db.url());
+    // A database that is not there: exit 1, the reason, no password shown.
+    auto dir = db.socket_dir().string();
+    TeamEnv wrong("postgresql://team:s3cret@/no_such_db?host=" + dir);
+    auto r = wrong.run({"list"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("no_such_db"));
+    CHECK(r.err.find("s3cret") == std::string::npos);
+    // Not a PostgreSQL URL.
+    TeamEnv odd("mysql://x/y");
+    CHECK(odd.run({"list"}).exit_code == 2);
+    // A newer schema: refused, nothing touched; `store check` says which is newer.
+    REQUIRE(db.sql("UPDATE team_schema SET version = version + 1").exit_code == 0);
+    r = home.run({"create", "web"});
+    CHECK(r.exit_code == 4);
+    CHECK_THAT(r.err, Catch::Contains("newer than this team's"));
+    auto check = home.run({"store", "check", "--json"});
+    CHECK(check.exit_code == 1);
+    CHECK(Json::parse(check.out)["schema"]["state"] == "newer");
+    CHECK(db.sql("SELECT count(*) FROM teams").out == "0\n");
+    // An empty database: refused until `team store migrate`.
+    PgDatabase empty;
+    REQUIRE(empty.sql("DROP TABLE team_schema").exit_code == 0);
+    TeamEnv fresh(empty.url());
+    r = fresh.run({"list"});
+    CHECK(r.exit_code == 4);
+    CHECK_THAT(r.err, Catch::Contains("team store migrate"));
+}
