@@ -130,8 +130,8 @@ const Operation store_use_op{
         "record the store this home uses in its config: a PostgreSQL connection string "
         "(postgresql://…; the password from ~/.pgpass, never here) or sqlite",
     .params = {{.name = "url",
-                .help =
-                    "postgresql://[USER@]HOST[:PORT]/DB[?…] or a service (service=NAME), or sqlite",
+                .help = "postgresql://[USER@]HOST[:PORT]/DB[?…] (a service: "
+                        "postgresql:///?service=NAME), or sqlite",
                 .placeholder = "URL",
                 .required = true,
                 .positional = true}},

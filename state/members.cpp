@@ -10,7 +10,7 @@ namespace team {
 
 namespace {
 
-AgentRecord read_agent(Statement& row, const std::string& team) {
+AgentRecord read_agent(Statement& row, const std::string& team, const std::string& home) {
     AgentRecord a;
     a.id = row.getColumn(0).getInt64();
     a.name = row.getColumn(1).getString();
@@ -40,6 +40,9 @@ AgentRecord read_agent(Statement& row, const std::string& team) {
     a.spawner_start = column_or_null<std::int64_t>(row.getColumn(23));
     a.notify = row.getColumn(24).getInt() != 0;
     a.home_id = column_or_null<std::string>(row.getColumn(25));
+    // Another home's pane id names a pane of that home's tmux server, not of ours (where the
+    // same id may be one of our own agents'): never handed to anything that types or looks.
+    if (!a.lives_in(home)) a.pane_id.reset();
     return a;
 }
 
@@ -70,7 +73,7 @@ std::vector<AgentRecord> load_agents(Store& store, const TeamRecord& team,
     Statement select(store.db(), sql);
     select.bind(1, team.id);
     std::vector<AgentRecord> agents;
-    while (select.executeStep()) agents.push_back(read_agent(select, team.name));
+    while (select.executeStep()) agents.push_back(read_agent(select, team.name, store.home_id()));
     return agents;
 }
 
@@ -80,7 +83,7 @@ std::optional<AgentRecord> load_agent(Store& store, std::int64_t id) {
                                      " FROM agents a WHERE id = ?");
     select.bind(1, id);
     if (!select.executeStep()) return std::nullopt;
-    return read_agent(select, select.getColumn(kAgentColumnCount).getString());
+    return read_agent(select, select.getColumn(kAgentColumnCount).getString(), store.home_id());
 }
 
 std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
@@ -92,16 +95,18 @@ std::optional<AgentRecord> find_member(Store& store, const TeamRecord& team,
     select.bind(1, team.id);
     select.bind(2, name);
     if (!select.executeStep()) return std::nullopt;
-    return read_agent(select, team.name);
+    return read_agent(select, team.name, store.home_id());
 }
 
 std::vector<AgentRecord> live_member_panes(Store& store, const TeamRecord& team) {
     std::vector<AgentRecord> out;
     Statement select(store.db(), R"sql(
         SELECT id, name, pane_id FROM agents
-        WHERE team_id = ? AND status <> 'terminated' ORDER BY id
+        WHERE team_id = ? AND status <> 'terminated' AND (home_id IS NULL OR home_id = ?)
+        ORDER BY id
     )sql");
     select.bind(1, team.id);
+    select.bind(2, store.home_id());
     while (select.executeStep()) {
         AgentRecord a;
         a.id = select.getColumn(0).getInt64();

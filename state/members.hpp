@@ -25,7 +25,8 @@ std::optional<AgentRecord> load_agent(Store& store, std::int64_t id);
 // The names of a team's live members (leader included), for did-you-mean.
 std::vector<std::string> live_member_names(Db& db, std::int64_t team_id);
 
-// A team's live members, leader included, oldest first, with only id, name, team and pane set.
+// A team's live members of this home (a shared store holds other homes' too), leader included,
+// oldest first, with only id, name, team and pane set.
 std::vector<AgentRecord> live_member_panes(Store& store, const TeamRecord& team);
 
 // The team's leader: the live one, else the newest terminated one.

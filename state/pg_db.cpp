@@ -87,8 +87,11 @@ class PgDb final : public Db {
         return std::make_unique<PgStatement>(*this, sql);
     }
     void exec(const std::string& sql) override {
-        reconnect_if_lost();
-        check(PQexec(conn_, sql.c_str()), When::statement);
+        retried([&] {
+            reconnect_if_lost();
+            check(PQexec(conn_, sql.c_str()), When::statement);
+            return 0;
+        });
     }
 
     void begin_write() override {
@@ -104,9 +107,11 @@ class PgDb final : public Db {
         throw e;
     }
     void commit_write() override {
-        static const std::string commit = std::string("NOTIFY ") + kPgChangeChannel + "; COMMIT";
+        // One literal (GCC 12 takes a string built from the channel's name for an overflow).
+        static constexpr const char* commit = "NOTIFY team_changes; COMMIT";
+        static_assert(std::string_view(kPgChangeChannel) == "team_changes");
         if (lost_) throw error(nullptr, When::statement);  // the write went with the connection
-        check(PQexec(conn_, commit.c_str()), When::commit);
+        check(PQexec(conn_, commit), When::commit);
         in_write_ = false;
     }
     void rollback_write() noexcept override {
@@ -121,6 +126,10 @@ class PgDb final : public Db {
     // SQL (one round trip, as a command that runs it once wants), prepared from the second on
     // (one round trip more, once; then each run costs about half, see prepared()).
     Result run(const std::string& sql, const std::vector<const char*>& values) {
+        return retried([&] { return run_once(sql, values); });
+    }
+
+    Result run_once(const std::string& sql, const std::vector<const char*>& values) {
         reconnect_if_lost();
         int n = static_cast<int>(values.size());
         const char* name = prepared(sql, n);
@@ -181,6 +190,19 @@ class PgDb final : public Db {
     void set_up_session() {
         prepared_.clear();
         check(PQexec(conn_, "SET client_min_messages = warning"), When::statement);
+    }
+
+    // fn(), and once more after a reconnect when it found the connection lost outside a write:
+    // a long-lived process (a waiting reader, a server) whose store restarted reads on, as its
+    // listener does (pg_listen.hpp). Inside a write the transaction went with the connection.
+    template <class Fn>
+    auto retried(Fn&& fn) -> decltype(fn()) {
+        try {
+            return fn();
+        } catch (const StoreError& e) {
+            if (in_write_ || e.kind() != Kind::unreachable) throw;
+            return fn();
+        }
     }
 
     // After a lost connection, the next statement reconnects once; not inside a write, whose

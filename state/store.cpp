@@ -137,7 +137,18 @@ const std::string& Store::home_id() {
 
 bool Store::await_writer() {
     if (db_->engine() == Db::Engine::sqlite) return sqlite_await_writer(*db_);
-    return true;  // a PostgreSQL commit is visible to every session when it returns
+    // The writers' lock taken shared for an instant: it waits for the write under way (which
+    // holds it exclusively to its commit), e.g. the one that signalled this process from inside
+    // its transaction.
+    try {
+        db_->exec("BEGIN; SET LOCAL lock_timeout = " + std::to_string(kBusyTimeoutMs) +
+                  "; SELECT pg_advisory_xact_lock_shared(" + std::to_string(kPgWriteLockKey) +
+                  "); COMMIT");
+        return true;
+    } catch (const StoreError&) {
+        db_->rollback_write();
+        return false;
+    }
 }
 
 void rethrow_store_error(const std::exception& e) {

@@ -59,8 +59,8 @@ class Store {
 
     // Waits until the write under way, if any, has ended, so that its commit is visible to
     // this process. SQLite: the writers' turn taken shared for an instant (sqlite_db.hpp);
-    // PostgreSQL: a commit is visible to everyone when it returns, so at once. False when it
-    // cannot be known. Never from inside a write() of this store.
+    // PostgreSQL: the writers' advisory lock taken shared for an instant. False when it cannot
+    // be known. Never from inside a write() of this store.
     bool await_writer();
 
     // How long a SQLite connection waits for another process's write lock before failing.

@@ -37,6 +37,16 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     Agents agents = this->agents();
     agents.reconcile(team);
     auto live = load_agents(store_, team, false);
+    // Agents of other homes (a shared store): their processes are not ours to end. Until a
+    // teardown is carried to their supervisors through the store (SPEC 16, next), it is
+    // refused, nothing changed.
+    for (const auto& agent : live) {
+        if (!agent.lives_in(store_.home_id())) {
+            throw refused("agent " + quote(agent.name) + " of team " + quote(team.name) +
+                          " runs in another home (" + agent.home_id.value_or("") +
+                          "): tear its agents down from their homes first");
+        }
+    }
 
     EpochMs now = clock_.now();
     Deadline deadline_at = deadline_after(clock_, o.grace);

@@ -87,6 +87,11 @@ TEST_CASE("two homes share a team through the store: a send from one wakes a rea
     auto kill = b.run({"kill-agent", "w1", "--force", "--team", "web"});
     CHECK(kill.exit_code == 4);
     CHECK_THAT(kill.err, Catch::Contains("another home"));
+    // So is a teardown from B, and a prompt: A's pane id names no pane of B's tmux server.
+    auto teardown = b.run({"teardown", "web"});
+    CHECK(teardown.exit_code == 4);
+    CHECK_THAT(teardown.err, Catch::Contains("another home"));
+    CHECK(b.run({"prompt", "w1", "hello", "--team", "web"}).exit_code == 4);
     CHECK(Json::parse(ok(a, {"agents", "--team", "web", "--json"}).out)[0]["status"] == "active");
     // A's background shells are A's: B neither lists nor finds them.
     auto shell = Json::parse(ok(a, {"shell", "start", "--json", "--", "sleep", "600"}).out);
