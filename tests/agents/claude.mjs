@@ -142,7 +142,9 @@ export const scenarios = {
     assert.equal(m.text, 'heard you through the channel');
     const pushed = await fake.waitFor((c) => /<channel[^>]*>[\s\S]*ping from the leader/.test(c.all), 1000, 'the push');
     assert.ok(pushed);
-    const r = await stop(home, 'w1');
+    // --no-notify: nothing is typed into the pane, the push is the request's only way in (with the
+    // notice typed too, the model may take the typed line first under load and read its inbox).
+    const r = await stop(home, 'w1', ['--no-notify']);
     assert.equal(r.phase, 'confirmed', JSON.stringify(r));
     await fake.waitFor((c) => /<channel[^>]*request_id=/.test(c.all), 1000, 'the shutdown request pushed');
     confirmsAnswered(fake);

@@ -218,6 +218,8 @@ export function withHome(body, options = {}) {
       await body(home);
     } catch (e) {
       failure = e;
+      // The failure first: a log cut short by its reader keeps its head.
+      console.error(`---- failed: ${e?.stack ?? e}`);
       const agents = await home.team(['agents', '--all', '--json']);
       for (const a of agents.code === 0 ? JSON.parse(agents.stdout) : []) {
         const logs = await home.team(['logs', a.name, '-n', '40']);
