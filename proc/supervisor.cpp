@@ -290,6 +290,7 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
         }
     };
     char buf[65536];
+    Clock::time_point bell_tried = Clock::now();
 
     for (;;) {
         if (child_done_ && !cleaned_up) {
@@ -305,8 +306,12 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
         }
 
         // A closed stream stays in the set as -1, which poll skips.
-        pollfd fds[3] = {{signal_fd_, POLLIN, 0}, {output_fd_, POLLIN, 0}, {error_fd_, POLLIN, 0}};
-        int count = 3;
+        int bell = spec_.bell_fd && !child_done_ ? spec_.bell_fd() : -1;
+        pollfd fds[4] = {{signal_fd_, POLLIN, 0},
+                         {output_fd_, POLLIN, 0},
+                         {error_fd_, POLLIN, 0},
+                         {bell, POLLIN, 0}};
+        int count = 4;
         int wait_ms = -1;
         if (armed && !child_done_) {
             auto left =
@@ -320,6 +325,11 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
                     .count();
             int until_plan = static_cast<int>(std::max<long long>(0, left));
             wait_ms = wait_ms < 0 ? until_plan : std::min(wait_ms, until_plan);
+        }
+        bool bell_lost = spec_.bell_fd && !child_done_ && bell < 0;
+        if (bell_lost) {
+            int retry = static_cast<int>(spec_.bell_retry.count());
+            wait_ms = wait_ms < 0 ? retry : std::min(wait_ms, retry);
         }
         if (cleaned_up && output_fd_ < 0 && error_fd_ < 0) wait_ms = 50;  // still being reaped
         int rc = ::poll(fds, count, wait_ms);
@@ -361,6 +371,13 @@ RunOutcome Supervisor::run(const std::function<void(std::string_view)>& on_outpu
                 fd = -1;
             }
         };
+        // A lost bell tries to get its connection back every bell_retry (a ring sent meanwhile
+        // is lost, so getting it back counts as one).
+        bool retry_due = bell_lost && Clock::now() >= bell_tried + spec_.bell_retry;
+        if ((retry_due || (rc > 0 && fds[3].revents != 0)) && !child_done_ && spec_.bell_rang) {
+            if (retry_due) bell_tried = Clock::now();
+            if (spec_.bell_rang()) consult_plan(true);
+        }
         drain(output_fd_, fds[1].revents, on_output);
         drain(error_fd_, fds[2].revents, on_error ? on_error : on_output);
         reap(outcome);

@@ -49,6 +49,13 @@ struct LaunchSpec {
     // Asked on SIGUSR1 (`woken` true) and when a planned stop comes due (none: SIGUSR1 is
     // ignored).
     std::function<StopPlan(bool woken)> stop_plan;
+    // A bell that wakes the stop plan as SIGUSR1 does, for those who cannot signal this process
+    // (a shared store's listener: state/supervisor_bell.hpp). `bell_fd()` is polled with the
+    // signals (-1: not now); when it is readable, or every `bell_retry` while it is -1,
+    // `bell_rang()` reads it and says whether it rang.
+    std::function<int()> bell_fd;
+    std::function<bool()> bell_rang;
+    std::chrono::milliseconds bell_retry{200};
     // Descriptors of the supervisor handed to the command: {ours, the number it gets there}
     // (numbers from 3 up; every other descriptor is closed at exec).
     std::vector<std::pair<int, int>> pass_fds;

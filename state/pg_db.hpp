@@ -31,6 +31,9 @@ inline constexpr std::int64_t kPgWriteLockKey = 7472601;
 inline constexpr std::int64_t kPgMigrateLockKey = 7472602;
 // The channel commit_write notifies and a ChangeWatch listens on.
 inline constexpr const char* kPgChangeChannel = "team_changes";
+// The channel on which a command rings the supervisor of an agent of another home (its id as
+// the payload), where a signal cannot reach it (team/shutdown_parts.hpp wake_supervisor).
+inline constexpr const char* kPgSupervisorChannel = "team_supervisors";
 // How long a writer waits for the writers' lock (and any row lock in its write) before the
 // store is reported busy, as SQLite's busy timeout.
 inline constexpr int kPgLockTimeoutMs = 10'000;

@@ -3,13 +3,15 @@
 #include <libpq-fe.h>
 
 #include <string_view>
+#include <utility>
 
 #include "state/db.hpp"
 #include "state/pg_db.hpp"
 
 namespace team {
 
-PgListener::PgListener(const std::string& url) : url_(url) {
+PgListener::PgListener(const std::string& url, Channel channel, std::string payload)
+    : url_(url), channel_(channel), payload_(std::move(payload)) {
     if (!connect()) {
         throw StoreError(
             StoreError::Kind::cannot_open,
@@ -25,9 +27,11 @@ bool PgListener::connect() {
     if (conn_) PQfinish(conn_);
     conn_ = connect_postgresql(url_);
     if (!conn_) return false;
-    // One literal (GCC 12 takes a string built from the channel's name for an overflow).
+    // Literals (GCC 12 takes a string built from the channel's name for an overflow).
     static_assert(std::string_view(kPgChangeChannel) == "team_changes");
-    PGresult* r = PQexec(conn_, "LISTEN team_changes");
+    static_assert(std::string_view(kPgSupervisorChannel) == "team_supervisors");
+    PGresult* r = PQexec(conn_, channel_ == Channel::changes ? "LISTEN team_changes"
+                                                             : "LISTEN team_supervisors");
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     if (!ok || PQsetnonblocking(conn_, 1) != 0) {
@@ -52,7 +56,7 @@ bool PgListener::drain() {
         return connect();
     }
     while (PGnotify* n = PQnotifies(conn_)) {
-        woken = true;
+        if (payload_.empty() || (n->extra && payload_ == n->extra)) woken = true;
         PQfreemem(n);
     }
     return woken;

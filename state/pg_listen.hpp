@@ -12,8 +12,15 @@ namespace team {
 
 class PgListener {
   public:
+    // What it listens to: every change (kPgChangeChannel), or the bells of supervisors (a
+    // command of another home that changed an agent's shutdown requests rings its supervisor:
+    // kPgSupervisorChannel, the agent's id as the payload).
+    enum class Channel { changes, supervisors };
+
     // Connects and LISTENs; throws StoreError (cannot_open) when the store cannot be reached.
-    explicit PgListener(const std::string& url);
+    // `payload`: only notifications that carry it count (none: all of them).
+    explicit PgListener(const std::string& url, Channel channel = Channel::changes,
+                        std::string payload = {});
     ~PgListener();
     PgListener(const PgListener&) = delete;
     PgListener& operator=(const PgListener&) = delete;
@@ -32,6 +39,8 @@ class PgListener {
     bool connect();
 
     std::string url_;
+    Channel channel_;
+    std::string payload_;
     pg_conn* conn_ = nullptr;
     unsigned generation_ = 0;
 };

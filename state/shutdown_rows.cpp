@@ -160,12 +160,15 @@ void mark_request_confirmed(Store& store, std::int64_t id, EpochMs at) {
 }
 
 void bring_deadline_forward(Store& store, std::int64_t agent_id, EpochMs force_at,
-                            std::int64_t force_at_boot, std::int64_t grace_ms) {
+                            std::optional<std::int64_t> force_at_boot, std::int64_t grace_ms) {
     // A request from before schema 7 has its deadline on the wall clock only. (The smaller of
     // two as CASE: SQLite's min(a, b) is PostgreSQL's LEAST.)
     Statement sooner(store.db(), R"sql(
         UPDATE shutdown_requests
-        SET force_at_boot = CASE WHEN force_at_boot IS NOT NULL AND force_at_boot < ?4
+        SET force_at_boot = CASE WHEN ?4 IS NULL
+                                 THEN CASE WHEN force_at IS NOT NULL AND force_at < ?1
+                                           THEN force_at_boot ELSE NULL END
+                                 WHEN force_at_boot IS NOT NULL AND force_at_boot < ?4
                                  THEN force_at_boot
                                  WHEN force_at_boot IS NULL AND force_at IS NOT NULL
                                       AND force_at < ?1
@@ -178,7 +181,7 @@ void bring_deadline_forward(Store& store, std::int64_t agent_id, EpochMs force_a
     sooner.bind(1, force_at);
     sooner.bind(2, grace_ms);
     sooner.bind(3, agent_id);
-    sooner.bind(4, force_at_boot);
+    bind_or_null(sooner, 4, force_at_boot);
     sooner.exec();
 }
 

@@ -75,9 +75,11 @@ void mark_request_rejected(Store& store, std::int64_t id, const std::string& rea
 void mark_request_confirmed(Store& store, std::int64_t id, EpochMs at);
 
 // An agent's open requests get the deadline `force_at` (wall) / `force_at_boot` at the latest,
-// and a grace of `grace_ms` at most (teardown over a request already open).
+// and a grace of `grace_ms` at most (teardown over a request already open). No `force_at_boot`
+// (a deadline set from another home, whose boot clock is not the agent's machine's): a request
+// whose deadline moves is left on the wall clock.
 void bring_deadline_forward(Store& store, std::int64_t agent_id, EpochMs force_at,
-                            std::int64_t force_at_boot, std::int64_t grace_ms);
+                            std::optional<std::int64_t> force_at_boot, std::int64_t grace_ms);
 // Force begins at `at` on the agent's newest request (reopened if closed), unless it had begun
 // or the agent is terminated: teardown forces the agents it listed, and one may have ended since
 // (its requests closed with it); reopening one would leave a terminated agent's request open.

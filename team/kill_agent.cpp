@@ -12,6 +12,7 @@
 #include "proc/terminate.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
+#include "state/supervisor_bell.hpp"
 #include "team/agent_end.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
@@ -49,13 +50,6 @@ KillResult Shutdowns::kill(const TeamRecord& team, const Caller& caller, const K
         throw refused("agent " + quote(agent->name) + " is already terminated (" +
                       agent->exit_reason.value_or("exited") + ")");
     }
-    if (!agent->lives_in(store_.home_id())) {
-        // Its processes and pane are another machine's: only its own home may end them.
-        // (Across homes, a kill carried by the store to the agent's supervisor is the next
-        // step of SPEC 16; until then nothing here touches what it cannot see.)
-        throw refused("agent " + quote(agent->name) + " runs in another home (" +
-                      agent->home_id.value_or("") + "): kill it from there");
-    }
     if (o.reassign_to) {
         if (*o.reassign_to == agent->name) {
             throw usage_error("--reassign-to names the agent being killed");
@@ -68,8 +62,11 @@ KillResult Shutdowns::kill(const TeamRecord& team, const Caller& caller, const K
     }
     KillResult result =
         o.force ? force(team, caller, *agent, o) : graceful(team, caller, *agent, o, lock);
-    // Ended: its worktree is kept, with a snapshot of what it had not committed (SPEC 14).
-    if (result.exit_reason) result.worktree = Worktrees(store_, clock_).keep(agent->id);
+    // Ended: its worktree is kept, with a snapshot of what it had not committed (SPEC 14). One
+    // of another home is on that machine: its supervisor keeps it there.
+    if (result.exit_reason && lives_here(store_, *agent)) {
+        result.worktree = Worktrees(store_, clock_).keep(agent->id);
+    }
     return result;
 }
 
@@ -105,7 +102,7 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
         // Its supervisor enforces the deadline from the commit on, whatever happens to this
         // command: woken before the commit (it waits for it), so no moment is left where this
         // command could die with the request stored and the supervisor unaware.
-        if (o.force_after) wake_supervisor(processes_, agent);
+        if (o.force_after) wake_supervisor(store_, processes_, agent);
     });
 
     KillResult result;
@@ -115,7 +112,7 @@ KillResult Shutdowns::graceful(const TeamRecord& team, const Caller& caller,
     result.request_id = request.id_string();
     // After the commit: an agent that reads its inbox at the notice finds the request there.
     if (wants_notice(agent, o.notify)) {
-        result.notify_error = type_shutdown_notice(tmux_, agent, request);
+        result.notify_error = type_shutdown_notice(store_, tmux_, agent, request);
         result.notified = !result.notify_error;
     }
     if (!o.wait && !o.timeout) return result;
@@ -131,9 +128,9 @@ KillResult Shutdowns::await_pending(const TeamRecord& team, const AgentRecord& a
         // A deadline for the request under way: brought forward, never pushed back.
         Deadline deadline = deadline_after(clock_, *o.force_after);
         store_.write([&] {
-            bring_deadline_forward(store_, agent.id, deadline.wall, deadline.boot,
+            bring_deadline_forward(store_, agent.id, deadline.wall, boot_deadline(store_, agent, deadline),
                                    static_cast<std::int64_t>(o.grace.count()));
-            wake_supervisor(processes_, agent);
+            wake_supervisor(store_, processes_, agent);
         });
     }
     KillResult result;
@@ -143,7 +140,7 @@ KillResult Shutdowns::await_pending(const TeamRecord& team, const AgentRecord& a
     result.request_id = open->id_string();
     // The request was noticed (or not) when it was made: typed again only when asked.
     if (o.notify.value_or(false)) {
-        result.notify_error = type_shutdown_notice(tmux_, agent, *open);
+        result.notify_error = type_shutdown_notice(store_, tmux_, agent, *open);
         result.notified = !result.notify_error;
     }
     lock.reset();
@@ -155,7 +152,7 @@ KillResult Shutdowns::await_answer(const TeamRecord& team, const AgentRecord& ag
                                    KillResult result) {
     ChangeWatch watch(store_.home());
     auto deadline = o.timeout ? clock_.steady() + *o.timeout : SteadyClock::time_point::max();
-    auto supervisor = live_supervisor(processes_, agent);
+    auto supervisor = live_supervisor(store_, processes_, agent);
     for (;;) {
         auto latest = find_request(store_, request.id);
         if (!latest) break;  // the team was purged meanwhile: nothing of the agent is left
@@ -213,6 +210,16 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
         if (!id) throw refused("agent " + quote(agent.name) + " is already terminated");
         request_id = *id;
     });
+    KillResult result;
+    result.agent_id = agent.id_string();
+    result.method = ShutdownMethod::force;
+    result.request_id = std::to_string(request_id);
+    if (!lives_here(store_, agent)) {
+        // Another home's: its supervisor, rung through the store, ends the tree (within the
+        // grace) and records the end.
+        ring_supervisor_bell(store_, agent.id);
+        return forced_elsewhere(agent, request_id, o.grace, std::move(result));
+    }
     // The leader's command ends the tree itself: it does not depend on the supervisor, which
     // may be stopped, busy or gone.
     processes_.terminate_tree(agent_target(store_.home(), agent, false), SIGTERM, o.grace, true);
@@ -234,10 +241,6 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
         }
     }
 
-    KillResult result;
-    result.agent_id = agent.id_string();
-    result.method = ShutdownMethod::force;
-    result.request_id = std::to_string(request_id);
     auto request = find_request(store_, request_id);
     result.phase = request ? request->phase : ShutdownPhase::force_killed;
     if (request) result.reassigned = request->reassigned;
@@ -253,11 +256,41 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     return result;
 }
 
+KillResult Shutdowns::forced_elsewhere(const AgentRecord& agent, std::int64_t request_id,
+                                      milliseconds grace, KillResult result) {
+    // Its end, recorded by its supervisor once the tree is gone: the grace, then the hand-over,
+    // and a margin for the store's round trips.
+    auto wait = grace + kSupervisorWait + kSupervisorWait;
+    bool ended = await_end(agent.id, clock_.steady() + wait);
+    auto request = find_request(store_, request_id);
+    result.phase = request ? request->phase : ShutdownPhase::force_killed;
+    if (request) result.reassigned = request->reassigned;
+    if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
+    if (!ended) {
+        result.success = false;
+        result.error = agent.id_string() + " runs in another home (" +
+                       agent.home_id.value_or("") + ") and its supervisor there did not record " +
+                       "its end within " + seconds_text(wait) +
+                       ": the force stays requested, and is carried out when that supervisor " +
+                       "hears it; if that machine is down, 'team agents' there records the end";
+        result.exit_code = 1;
+    }
+    return result;
+}
+
 bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadline) {
     ChangeWatch watch(store_.home());
     auto agent = load_agent(store_, agent_id);
     if (!agent) return true;
-    auto supervisor = live_supervisor(processes_, *agent);
+    if (!lives_here(store_, *agent)) {
+        // Another home's: its supervisor records the end, seen through the store.
+        for (;;) {
+            agent = load_agent(store_, agent_id);
+            if (!agent || !agent->live()) return true;
+            if (!watch.wait_until(deadline) && clock_.steady() >= deadline) return false;
+        }
+    }
+    auto supervisor = live_supervisor(store_, processes_, *agent);
     for (;;) {
         agent = load_agent(store_, agent_id);
         if (!agent) return true;
@@ -273,7 +306,8 @@ bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadlin
 void Shutdowns::finish_here(const TeamRecord& team, std::int64_t agent_id,
                             const std::string& actor) {
     auto agent = load_agent(store_, agent_id);
-    if (!agent) return;
+    // Nothing of another home's agent is this machine's to end: its home records its end.
+    if (!agent || !lives_here(store_, *agent)) return;
     // The supervisor too: it could not finish its work in time (stopped, or gone).
     processes_.terminate_tree(agent_target(store_.home(), *agent, true), SIGKILL, milliseconds(0),
                               true);

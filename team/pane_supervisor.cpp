@@ -11,6 +11,7 @@
 #include "proc/supervisor.hpp"
 #include "state/acp_rows.hpp"
 #include "state/members.hpp"
+#include "state/supervisor_bell.hpp"
 #include "team/agent_end.hpp"
 #include "team/agent_screen.hpp"
 #include "team/agents.hpp"
@@ -74,6 +75,14 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
             return again;
         }
     };
+    // On a shared store, commands of other homes cannot signal this process: they ring its bell
+    // through the store instead (state/supervisor_bell.hpp), heard from before the agent starts.
+    SupervisorBell bell(store.home(), agent_id);
+    if (bell.present()) {
+        spec.bell_fd = [&bell] { return bell.fd(); };
+        spec.bell_rang = [&bell] { return bell.check(); };
+        spec.bell_retry = SupervisorBell::kRetry;
+    }
     try {
         supervisor.start(spec);
     } catch (const Error& e) {
@@ -105,13 +114,16 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     // sees no pane of it left (the session and the server go with their last pane). The hangup
     // that this sends to this process waits in the Supervisor's blocked signals; should this
     // process die before the record, a look records the agent as lost.
+    bool pane_left = false;
     if (!pane_id.empty()) {
         // What the pane rendered, kept for `team logs` once the pane is gone (team/agent_screen).
         if (agent->log_file) keep_screen(client, pane_id, *agent->log_file);
         try {
             server.kill_pane(pane_id);
         } catch (const std::exception&) {
-            // tmux refused twice: the record of the end matters more
+            // tmux refused twice, or a force's sweep of the tree killed the tmux client this
+            // ran (it is below this process): the record of the end first, then once more.
+            pane_left = true;
         }
     }
     store.write([&] {
@@ -139,6 +151,14 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
                          {"exited", outcome.status.exit_code, signal, now->id_string(), {}, {}});
         }
     });
+    if (pane_left) {
+        // The force's command removes a pane left so, unless it was killed first (the crash
+        // proof saw one stay): by now its sweep is over, or it is the one that takes the pane.
+        try {
+            server.kill_pane(pane_id);
+        } catch (const std::exception&) {
+        }
+    }
     // Nothing of the agent runs now: its worktree's snapshot, if it has one (SPEC 14). Should
     // this fail (a kill-agent still sweeping the tree ends git too), it stays owed and the next
     // to come takes it; the work is in the worktree meanwhile.

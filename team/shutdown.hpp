@@ -36,6 +36,10 @@
 //                                                          (SIGTERM+SIGCONT,   supervisor's record
 //                                                          SIGKILL at grace)   (kSupervisorWait),
 //                                                                              else finish_here
+//  force, agent of   a forced request                      the agent's own     the supervisor
+//  another home                                            supervisor, its     (finish_agent); the
+//                                                          bell rung through   leader's command
+//                                                          the store           waits for it
 //  own exit          terminated (exited; confirmed once    the supervisor      finish_agent
 //                    approved; force_killed once forced)
 //  pane closed       terminated (lost): a hangup, not an   the supervisor      finish_agent
@@ -201,7 +205,12 @@ class Shutdowns {
     // Until the request is rejected or closed (the agent ended), or the timeout: the result.
     KillResult await_answer(const TeamRecord& team, const AgentRecord& agent,
                             ShutdownRequest request, const KillOptions& options, KillResult result);
-    // Waits until the agent is terminated and its supervisor has exited, or `deadline`.
+    // A force on an agent of another home (SPEC 16): its supervisor there, rung through the
+    // store, ends it; waits for the end it records.
+    KillResult forced_elsewhere(const AgentRecord& agent, std::int64_t request_id,
+                                std::chrono::milliseconds grace, KillResult result);
+    // Waits until the agent is terminated and its supervisor has exited (an agent of another
+    // home: until it is terminated), or `deadline`.
     bool await_end(std::int64_t agent_id, std::chrono::steady_clock::time_point deadline);
     // The agent's end when its supervisor could not record it: kills what is left of it,
     // records it (finish_agent) and removes its pane.

@@ -129,23 +129,23 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
         // with the confirmation stored and the supervisor unaware. This first wake only tells
         // it: it ends the tree at the next, or kReplyWindow after this one at the latest
         // (agent_end.hpp), so that a caller inside the tree answers before it is signalled.
-        if (auto agent = load_agent(store_, r.agent_id)) wake_supervisor(processes_, *agent);
+        if (auto agent = load_agent(store_, r.agent_id)) wake_supervisor(store_, processes_, *agent);
         return *find_request(store_, r.id);
     });
     auto agent = load_agent(store_, r.agent_id);
     if (!agent) return r;
-    if (inside_tree_of(*agent)) {
+    if (lives_here(store_, *agent) && inside_tree_of(*agent)) {
         // The second wake, once the caller's answer is out: the caller is part of the tree.
         if (after_reply) {
-            *after_reply = [processes = &processes_, a = *agent] { wake_supervisor(*processes, a); };
+            *after_reply = [processes = &processes_, a = *agent] { signal_supervisor(*processes, a); };
         }
         return r;
     }
-    wake_supervisor(processes_, *agent);  // nobody here is in the tree: end it now
+    wake_supervisor(store_, processes_, *agent);  // nobody here is in the tree: end it now
     auto deadline = clock_.steady() + milliseconds(r.grace_ms) + kSupervisorWait;
     if (!await_end(agent->id, deadline)) {
         auto now = load_agent(store_, agent->id);
-        if (now && (!live_supervisor(processes_, *now) || !now->live()))
+        if (now && (!live_supervisor(store_, processes_, *now) || !now->live()))
             finish_here(team, agent->id, caller.id());
     }
     return find_request(store_, r.id).value_or(r);

@@ -31,10 +31,21 @@ struct Deadline {
     std::int64_t boot = 0;
 };
 
-// The agent's pane supervisor, if it is still the process that was recorded and alive.
-std::optional<proc::Pidfd> live_supervisor(proc::Processes& processes, const AgentRecord& agent);
+// Whether the agent lives in this store's home: its processes and pane are this machine's. One
+// of another home (a shared store, SPEC 16) is ended by its own supervisor, rung through the
+// store: nothing here signals, types into or sweeps what belongs to another machine.
+bool lives_here(Store& store, const AgentRecord& agent);
 
-void wake_supervisor(proc::Processes& processes, const AgentRecord& agent);
+// The agent's pane supervisor, if it lives here, is still the process that was recorded and is
+// alive.
+std::optional<proc::Pidfd> live_supervisor(Store& store, proc::Processes& processes,
+                                           const AgentRecord& agent);
+
+// Wakes the agent's supervisor to look at its requests again: SIGUSR1 when it lives here, its
+// bell rung through the store otherwise (in the caller's write: heard once it is committed).
+void wake_supervisor(Store& store, proc::Processes& processes, const AgentRecord& agent);
+// SIGUSR1 to the supervisor of an agent that lives here.
+void signal_supervisor(proc::Processes& processes, const AgentRecord& agent);
 
 // Everything of an agent: what its supervisor (a subreaper) has below it, its process group,
 // and whatever carries its identity in the environment. `with_supervisor`: the supervisor too.
@@ -51,6 +62,11 @@ std::string seconds_text(milliseconds d);
 std::int64_t parse_request_id(const std::string& text);
 
 Deadline deadline_after(const Clock& clock, milliseconds after);
+// The deadline on the boot clock of the agent's machine: this one's, when the agent lives here;
+// none for an agent of another home (each machine's boot clock is its own: that deadline stays
+// on the wall clock, which the machines of a team are expected to keep in step).
+std::optional<std::int64_t> boot_deadline(Store& store, const AgentRecord& agent,
+                                          const Deadline& deadline);
 
 // A graceful request to `agent` (in the caller's transaction): the row, the shutdown_request
 // message in its inbox and the activity entry. `text` is the message; the agent's status is the
@@ -66,8 +82,10 @@ ShutdownRequest request_shutdown(Store& store, const TeamRecord& team, const Cal
 bool wants_notice(const AgentRecord& agent, std::optional<bool> asked);
 
 // Types the notice of `request` into the agent's pane (never its reason: nothing a requester
-// writes reaches a terminal). Returns why not when it could not; never throws.
-std::optional<std::string> type_shutdown_notice(tmux::Tmux& tmux, const AgentRecord& agent,
+// writes reaches a terminal). Returns why not when it could not (an agent of another home: its
+// pane is that machine's, and the inbox carries the request); never throws.
+std::optional<std::string> type_shutdown_notice(Store& store, tmux::Tmux& tmux,
+                                                const AgentRecord& agent,
                                                 const ShutdownRequest& request);
 
 // An agent's row in teardown's result, from its newest request.

@@ -11,6 +11,7 @@
 #include "proc/process_table.hpp"
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
+#include "state/supervisor_bell.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown_parts.hpp"
 #include "tmux/server.hpp"
@@ -21,13 +22,28 @@ using namespace shutdown_parts;
 
 namespace shutdown_parts {
 
-// The agent's pane supervisor, if it is still the process that was recorded and alive.
-std::optional<proc::Pidfd> live_supervisor(proc::Processes& processes, const AgentRecord& agent) {
+bool lives_here(Store& store, const AgentRecord& agent) {
+    return agent.lives_in(store.home_id());
+}
+
+std::optional<proc::Pidfd> live_supervisor(Store& store, proc::Processes& processes,
+                                           const AgentRecord& agent) {
+    if (!lives_here(store, agent)) return std::nullopt;
     return processes.live(agent.supervisor_pid, agent.supervisor_start);
 }
 
-void wake_supervisor(proc::Processes& processes, const AgentRecord& agent) {
-    if (auto supervisor = live_supervisor(processes, agent)) supervisor->signal(SIGUSR1);
+void signal_supervisor(proc::Processes& processes, const AgentRecord& agent) {
+    if (auto supervisor = processes.live(agent.supervisor_pid, agent.supervisor_start)) {
+        supervisor->signal(SIGUSR1);
+    }
+}
+
+void wake_supervisor(Store& store, proc::Processes& processes, const AgentRecord& agent) {
+    if (lives_here(store, agent)) {
+        signal_supervisor(processes, agent);
+    } else {
+        ring_supervisor_bell(store, agent.id);
+    }
 }
 
 // Everything of an agent: what its supervisor (a subreaper) has below it, its process group,
@@ -79,6 +95,12 @@ Deadline deadline_after(const Clock& clock, milliseconds after) {
     return {clock.now() + after.count(), clock.boot_ms() + after.count()};
 }
 
+std::optional<std::int64_t> boot_deadline(Store& store, const AgentRecord& agent,
+                                          const Deadline& deadline) {
+    if (!lives_here(store, agent)) return std::nullopt;
+    return deadline.boot;
+}
+
 // A graceful request to `agent` (in the caller's transaction): the row, the shutdown_request
 // message in its inbox and the activity entry. `text` is the message; the agent's status is the
 // caller's business.
@@ -99,7 +121,7 @@ ShutdownRequest request_shutdown(Store& store, const TeamRecord& team, const Cal
     if (deadline) {
         force_at = deadline->wall;
         row.force_at = deadline->wall;
-        row.force_at_boot = deadline->boot;
+        row.force_at_boot = boot_deadline(store, agent, *deadline);
     }
     ShutdownRequest request = *find_request(store, insert_graceful_request(store, row));
     auto& db = store.db();
@@ -119,8 +141,13 @@ bool wants_notice(const AgentRecord& agent, std::optional<bool> asked) {
     return asked.value_or(agent.notify);
 }
 
-std::optional<std::string> type_shutdown_notice(tmux::Tmux& tmux, const AgentRecord& agent,
+std::optional<std::string> type_shutdown_notice(Store& store, tmux::Tmux& tmux,
+                                                const AgentRecord& agent,
                                                 const ShutdownRequest& request) {
+    if (!lives_here(store, agent)) {
+        return agent.name + " runs in another home (" + agent.home_id.value_or("") +
+               "): its pane is not this machine's to type into";
+    }
     if (!agent.pane_id) return agent.name + " has no pane to type into";
     // Worded for a coding agent that sits idle at its prompt: it takes the line as a prompt,
     // reads its inbox and answers through the team's tools (or the command line).

@@ -13,6 +13,7 @@
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
+#include "state/supervisor_bell.hpp"
 #include "state/teams.hpp"
 #include "team/agent_screen.hpp"
 #include "team/messages.hpp"
@@ -36,17 +37,9 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     TeamLock lock(store_, team.name);
     Agents agents = this->agents();
     agents.reconcile(team);
+    // Agents of other homes too (a shared store, SPEC 16): each of their supervisors, rung
+    // through the store, enforces the deadline and ends its agent there.
     auto live = load_agents(store_, team, false);
-    // Agents of other homes (a shared store): their processes are not ours to end. Until a
-    // teardown is carried to their supervisors through the store (SPEC 16, next), it is
-    // refused, nothing changed.
-    for (const auto& agent : live) {
-        if (!agent.lives_in(store_.home_id())) {
-            throw refused("agent " + quote(agent.name) + " of team " + quote(team.name) +
-                          " runs in another home (" + agent.home_id.value_or("") +
-                          "): tear its agents down from their homes first");
-        }
-    }
 
     EpochMs now = clock_.now();
     Deadline deadline_at = deadline_after(clock_, o.grace);
@@ -60,7 +53,8 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
             if (agent.status == AgentStatus::shutting_down) {
                 // Its open request keeps going, with teardown's deadline at the latest (a
                 // request from before schema 7 has its deadline on the wall clock only).
-                bring_deadline_forward(store_, agent.id, deadline_at.wall, deadline_at.boot,
+                bring_deadline_forward(store_, agent.id, deadline_at.wall,
+                                       boot_deadline(store_, agent, deadline_at),
                                        static_cast<std::int64_t>(kTeardownKillGrace.count()));
                 continue;
             }
@@ -77,11 +71,11 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
         }
         // Each supervisor enforces the deadline too, whatever happens to this command: woken
         // before the commit, which it waits for.
-        for (const auto& agent : live) wake_supervisor(processes_, agent);
+        for (const auto& agent : live) wake_supervisor(store_, processes_, agent);
     });
     // After the commit, as kill-agent does: an idle coding agent reads its inbox at the notice.
     for (const auto& [agent, request] : asked) {
-        if (wants_notice(agent, o.notify)) type_shutdown_notice(tmux_, agent, request);
+        if (wants_notice(agent, o.notify)) type_shutdown_notice(store_, tmux_, agent, request);
     }
 
     TeardownResult result;
@@ -91,7 +85,8 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     auto report = [&](size_t i, const AgentRecord& agent) {
         reported[i] = true;
         result.agents.push_back(teardown_row(store_, agent));
-        result.agents.back().worktree = worktrees.keep(agent.id);
+        // Another home's worktree is on that machine: its supervisor keeps it there.
+        if (lives_here(store_, agent)) result.agents.back().worktree = worktrees.keep(agent.id);
         if (on_row) on_row(result.agents.back());
     };
 
@@ -100,7 +95,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     ChangeWatch watch(store_.home());
     auto deadline = clock_.steady() + o.grace;
     std::vector<std::optional<proc::Pidfd>> supervisors;
-    for (const auto& agent : live) supervisors.push_back(live_supervisor(processes_, agent));
+    for (const auto& agent : live) supervisors.push_back(live_supervisor(store_, processes_, agent));
     std::vector<AgentRecord> rest;
     for (;;) {
         rest.clear();
@@ -109,6 +104,15 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
         for (size_t i = 0; i < live.size(); ++i) {
             if (reported[i]) continue;
             auto agent = load_agent(store_, live[i].id);
+            if (!lives_here(store_, live[i])) {
+                // Another home's: its end is recorded there, and seen through the store.
+                if (!agent || !agent->live()) {
+                    report(i, agent ? *agent : live[i]);
+                } else {
+                    rest.push_back(*agent);
+                }
+                continue;
+            }
             auto& supervisor = supervisors[i];
             bool supervisor_gone = !supervisor || supervisor->exited();
             if (agent && !agent->live() && supervisor_gone) {
@@ -140,8 +144,16 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
 
     tmux::TmuxServer(tmux_).kill_session(team.name);
     std::vector<proc::TreeTarget> all;
-    for (const auto& agent : live) all.push_back(agent_target(store_.home(), agent, true));
-    result.survivors = all.empty() ? 0 : static_cast<int>(processes_.find_trees(all).size());
+    int elsewhere = 0;  // agents of other homes still running: their processes are not seen here
+    for (const auto& agent : live) {
+        if (lives_here(store_, agent)) {
+            all.push_back(agent_target(store_.home(), agent, true));
+        } else if (auto now = load_agent(store_, agent.id); now && now->live()) {
+            ++elsewhere;
+        }
+    }
+    result.survivors =
+        elsewhere + (all.empty() ? 0 : static_cast<int>(processes_.find_trees(all).size()));
     if (result.survivors > 0) return result;
     dissolve(team, caller, o, static_cast<int>(result.agents.size()));
     result.dissolved = true;
@@ -153,13 +165,25 @@ void Shutdowns::force_all(const TeamRecord& team, const std::vector<AgentRecord>
                           const std::string& actor) {
     // Recorded first, so each end is recorded as force_killed.
     EpochMs forced = clock_.now();
+    bool elsewhere = false;
     store_.write([&] {
-        for (const auto& agent : agents) begin_force_newest(store_, agent.id, forced);
+        for (const auto& agent : agents) {
+            begin_force_newest(store_, agent.id, forced);
+            // Another home's: its supervisor ends it (its own deadline has come too).
+            if (!lives_here(store_, agent)) {
+                ring_supervisor_bell(store_, agent.id);
+                elsewhere = true;
+            }
+        }
     });
     std::vector<proc::TreeTarget> targets;
-    for (const auto& agent : agents) targets.push_back(agent_target(store_.home(), agent, false));
-    processes_.terminate_trees(targets, SIGTERM, kTeardownKillGrace, true);
-    auto deadline = clock_.steady() + kSupervisorWait;
+    for (const auto& agent : agents) {
+        if (lives_here(store_, agent)) targets.push_back(agent_target(store_.home(), agent, false));
+    }
+    if (!targets.empty()) processes_.terminate_trees(targets, SIGTERM, kTeardownKillGrace, true);
+    // Another home's supervisor records the end after its kill grace, and the store's round
+    // trips: a margin more.
+    auto deadline = clock_.steady() + kSupervisorWait + (elsewhere ? kSupervisorWait : milliseconds(0));
     for (const auto& agent : agents) {
         if (!await_end(agent.id, deadline)) finish_here(team, agent.id, actor);
     }

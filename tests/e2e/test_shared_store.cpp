@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/support/helpers.hpp"
+#include "tests/support/marker.hpp"
 #include "tests/support/pg.hpp"
 #include "tests/support/process.hpp"
 
@@ -82,23 +83,64 @@ TEST_CASE("two homes share a team through the store: a send from one wakes a rea
     auto teams = Json::parse(ok(b, {"list", "--json"}).out);
     REQUIRE(teams.size() == 1);
     CHECK(teams[0]["name"] == "web");
-    // A kill from B of A's agent is refused, nothing changed (carrying it to A's supervisor is
-    // the next step of SPEC 16).
-    auto kill = b.run({"kill-agent", "w1", "--force", "--team", "web"});
-    CHECK(kill.exit_code == 4);
-    CHECK_THAT(kill.err, Catch::Contains("another home"));
-    // So is a teardown from B, and a prompt: A's pane id names no pane of B's tmux server.
-    auto teardown = b.run({"teardown", "web"});
-    CHECK(teardown.exit_code == 4);
-    CHECK_THAT(teardown.err, Catch::Contains("another home"));
-    CHECK(b.run({"prompt", "w1", "hello", "--team", "web"}).exit_code == 4);
+    // A prompt from B is refused: A's pane id names no pane of B's tmux server.
+    auto prompt = b.run({"prompt", "w1", "hello", "--team", "web"});
+    CHECK(prompt.exit_code == 4);
     CHECK(Json::parse(ok(a, {"agents", "--team", "web", "--json"}).out)[0]["status"] == "active");
     // A's background shells are A's: B neither lists nor finds them.
     auto shell = Json::parse(ok(a, {"shell", "start", "--json", "--", "sleep", "600"}).out);
     CHECK(Json::parse(ok(b, {"shell", "list", "--all", "--json"}).out).empty());
     CHECK(b.run({"shell", "status", shell["shell_id"].get<std::string>()}).exit_code == 3);
     ok(a, {"shell", "kill", shell["shell_id"].get<std::string>()});
-    ok(a, {"teardown", "web"});
+    ok(a, {"teardown", "web", "--grace", "1s"});
+}
+
+TEST_CASE("a kill-agent --force and a teardown from one home end the agents of another",
+          "[pg-only][shared]") {
+    PgDatabase store;
+    TeamEnv a(store.url()), b(store.url());
+    ok(a, {"create", "web"});
+    // A's agents, each with a marker of its own, and a child that would outlive a careless kill.
+    team::test::Marker m1, m2;
+    const std::vector<std::string> tree = {"sh", "-c", "sleep 600 & sleep 600; wait"};
+    auto spawn = [&](const TeamEnv& home, const std::string& name, const team::test::Marker& m) {
+        std::vector<std::string> args{"spawn", name, "--team", "web", "--env", m.entry(), "--"};
+        args.insert(args.end(), tree.begin(), tree.end());
+        ok(home, args);
+        REQUIRE(team::test::eventually([&] { return m.alive().size() >= 3; }, 30'000));
+    };
+    spawn(a, "w1", m1);
+    ok(a, {"task", "add", "parser", "--team", "web"});
+    ok(a, {"task", "claim", "1", "--team", "web", "--as", "w1"});
+
+    // B's force kill of A's agent: A's supervisor hears it through the store and ends the tree;
+    // B returns once the end is recorded, and nothing of the agent is left.
+    auto kill = b.run({"kill-agent", "w1", "--force", "--team", "web", "--json"});
+    INFO(kill.out << kill.err);
+    REQUIRE(kill.exit_code == 0);
+    auto killed = Json::parse(kill.out);
+    CHECK(killed["phase"] == "force_killed");
+    CHECK(killed["exitReason"] == "force_killed");
+    CHECK(killed["reassignedTasks"] == Json::array({"1"}));
+    CHECK(m1.alive().empty());
+    auto agents = Json::parse(ok(a, {"agents", "--all", "--team", "web", "--json"}).out);
+    CHECK(agents[0]["status"] == "terminated");
+
+    // A teardown from B, with agents on both homes that do not answer: the graceful phase's
+    // deadline holds on A (its supervisor enforces it), and force follows on both.
+    team::test::Marker m3;
+    spawn(a, "w2", m2);
+    spawn(b, "w3", m3);
+    auto teardown = b.run({"teardown", "--grace", "2s", "--team", "web", "--json"});
+    INFO(teardown.out << teardown.err);
+    REQUIRE(teardown.exit_code == 0);
+    auto rows = Json::parse(teardown.out);
+    CHECK(rows["dissolved"] == true);
+    REQUIRE(rows["agents"].size() == 2);
+    for (const auto& row : rows["agents"]) CHECK(row["exitReason"] == "force_killed");
+    CHECK(m2.alive().empty());
+    CHECK(m3.alive().empty());
+    CHECK(Json::parse(ok(a, {"list", "--all", "--json"}).out)[0]["status"] == "dissolved");
 }
 
 TEST_CASE("12 claimers across 3 homes on 1,000 tasks: each task claimed exactly once",
@@ -216,7 +258,7 @@ TEST_CASE("the store restarted under waiting readers: 100 messages sent around i
         // Still a live agent: its supervisor kept it through the outage.
         CHECK(Json::parse(ok(a, {"agents", "--team", "web", "--json"}).out)[0]["status"] ==
               "active");
-        ok(a, {"teardown", "web"});
+        ok(a, {"teardown", "web", "--grace", "1s"});
     }
 }
 
