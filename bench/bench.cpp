@@ -254,7 +254,7 @@ namespace {
 using namespace bench;
 
 // The figures, each with what it measures and its goal (docs/performance.md has the table).
-std::vector<Figure> figures(const std::string& team) {
+std::vector<Figure> figures(const std::string& team, const std::string& store) {
     std::vector<Figure> list;
     // A reference, no goal: what any `team` process costs before it does anything (start-up,
     // dynamic linking, static initialisation, exit), the floor under every figure below.
@@ -349,6 +349,7 @@ std::vector<Figure> figures(const std::string& team) {
     for (auto& f : serve_figures(team)) list.push_back(std::move(f));
     for (auto& f : git_figures(team)) list.push_back(std::move(f));
     for (auto& f : acp_figures(team)) list.push_back(std::move(f));
+    for (auto& f : store_figures(team, store)) list.push_back(std::move(f));
     return list;
 }
 
@@ -358,6 +359,7 @@ struct Options {
     int warmup = 10;
     std::string only;
     std::string json;
+    std::string store;  // a PostgreSQL store for the store figures (none: they are left out)
     int load_workers = 64;
     int load_seconds = 30;
 };
@@ -371,13 +373,14 @@ struct Result {
     std::string error;  // non-empty: FAILED
 };
 
-// The environment of spawned processes: ours, without TEAM_NAME and TEAM_AGENT_ID, with TEAM_HOME.
+// The environment of spawned processes: ours, without TEAM_NAME, TEAM_AGENT_ID and TEAM_STORE
+// (the store figures name theirs), with TEAM_HOME.
 std::vector<std::string> child_environ(const std::string& home) {
     std::vector<std::string> out;
     for (char** e = environ; *e; ++e) {
         std::string_view v(*e);
         if (v.starts_with("TEAM_HOME=") || v.starts_with("TEAM_NAME=") ||
-            v.starts_with("TEAM_AGENT_ID="))
+            v.starts_with("TEAM_AGENT_ID=") || v.starts_with("TEAM_STORE="))
             continue;
         out.emplace_back(v);
     }
@@ -636,6 +639,9 @@ scale figures share one). Then the mixed load: its latencies per operation, and 
   --load-workers N   processes at once in the mixed load (default 64)
   --load-seconds N   how long the mixed load runs (default 30)
   --json FILE        also write the results as JSON to FILE
+  --store URL        also the shared store's figures (store: ...), on this PostgreSQL database
+                     (made with `team store migrate`) beside SQLite; bench/run --store pg makes a
+                     throw-away cluster and database for them (scripts/pg-rig)
   --all              every figure and the mixed load (the default); bench/run then writes
                      bench/results.json
   --help             this text
@@ -683,10 +689,10 @@ int main(int argc, char** argv) {
                 return usage_error("--load-seconds needs a number >= 1");
         } else if (arg == "--warmup") {
             if (!number(opt.warmup)) return usage_error("--warmup needs a number >= 0");
-        } else if (arg == "--team" || arg == "--only" || arg == "--json") {
+        } else if (arg == "--team" || arg == "--only" || arg == "--json" || arg == "--store") {
             auto v = next();
             if (!v || v->empty()) return usage_error(arg + " needs a value");
-            (arg == "--team" ? opt.team : arg == "--only" ? opt.only : opt.json) = *v;
+            (arg == "--team" ? opt.team : arg == "--only" ? opt.only : arg == "--json" ? opt.json : opt.store) = *v;
         } else {
             return usage_error("unknown argument '" + arg + "'");
         }
@@ -696,7 +702,7 @@ int main(int argc, char** argv) {
         return usage_error("no team binary at '" + opt.team + "' (use --team PATH)");
 
     std::vector<Figure> chosen;
-    for (auto& f : figures(opt.team))
+    for (auto& f : figures(opt.team, opt.store))
         if (f.name.find(opt.only) != std::string::npos) chosen.push_back(std::move(f));
     // The mixed load runs with every figure, or alone with --only load.
     bool load_chosen = opt.only.empty() || opt.only.starts_with("load");

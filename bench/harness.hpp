@@ -76,6 +76,9 @@ std::vector<Figure> inbox_figures(const std::string& team);
 std::vector<Figure> shutdown_figures(const std::string& team);
 // The figures of sessions, with bash alone as their reference (session.cpp).
 std::vector<Figure> session_figures(const std::string& team);
+// The shared store (store.cpp): with a PostgreSQL `url`, its figures beside SQLite's; none
+// without one.
+std::vector<Figure> store_figures(const std::string& team, const std::string& url);
 // The MCP server through held sessions: read tool calls, a wake-up, 16 clients (mcp.cpp).
 std::vector<Figure> mcp_figures(const std::string& team);
 // Every listing on one home of 10 teams, 200 agents, 1M messages, 100k tasks (scale.cpp).

@@ -262,6 +262,69 @@ TEST_CASE("the store restarted under waiting readers: 100 messages sent around i
     }
 }
 
+// The number of connections of `db` that LISTEN (a waiting reader's, a supervisor's bell).
+int listeners(const PgDatabase& db) {
+    auto r = db.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = '" + db.name() +
+                    "' AND query LIKE 'LISTEN%'");
+    return r.exit_code == 0 ? std::stoi(r.out) : -1;
+}
+
+TEST_CASE("listeners' connections killed with pg_terminate_backend: readers and supervisors "
+          "reconnect and miss nothing",
+          "[pg-only][faults]") {
+    PgDatabase store;
+    TeamEnv a(store.url()), b(store.url());
+    ok(a, {"create", "web"});
+    team::test::Marker m;
+    ok(a, {"spawn", "w1", "--team", "web", "--env", m.entry(), "--", "sleep", "600"});
+    // A's supervisor listens for its bell; B waits in w1's inbox.
+    REQUIRE(team::test::eventually([&] { return listeners(store) >= 1; }, 30'000));
+    auto reader =
+        b.start({"inbox", "--team", "web", "--as", "w1", "--unread", "--wait", "60s", "--json"});
+    REQUIRE(team::test::eventually([&] { return listeners(store) >= 2; }, 30'000));
+    // Every connection of the database ends: the reader's, its listener's, the supervisor's bell.
+    CHECK(store.terminate_sessions() >= 3);
+    // Sent after the kill: the reader got its connections back and reads it (a reconnect counts
+    // as a wake-up, so a message sent while it was away would be read too).
+    ok(a, {"send", "w1", "after the kill", "--team", "web"});
+    auto got = reader.wait();
+    INFO(got.out << got.err);
+    REQUIRE(got.exit_code == 0);
+    auto messages = Json::parse(got.out);
+    REQUIRE(messages.size() == 1);
+    CHECK(messages[0]["text"] == "after the kill");
+    // The supervisor's bell is back too: B's force kill reaches it.
+    REQUIRE(team::test::eventually([&] { return listeners(store) >= 1; }, 30'000));
+    auto kill = b.run({"kill-agent", "w1", "--force", "--team", "web", "--json"});
+    INFO(kill.out << kill.err);
+    CHECK(kill.exit_code == 0);
+    CHECK(m.alive().empty());
+}
+
+TEST_CASE("one inbox --wait across a restart of the store: it reconnects and reads what comes",
+          "[pg-only][faults]") {
+    PgCluster cluster;
+    PgDatabase db(cluster.socket_dir());
+    TeamEnv a(db.url()), b(db.url());
+    ok(a, {"create", "web"});
+    ok(a, {"spawn", "w1", "--team", "web", "--", "sleep", "600"});
+    auto reader =
+        b.start({"inbox", "--team", "web", "--as", "w1", "--unread", "--wait", "60s", "--json"});
+    REQUIRE(team::test::eventually([&] { return listeners(db) >= 2; }, 30'000));
+    cluster.down("fast");
+    cluster.up();
+    // Once the reader's listener is back (it tries every 200 ms), the send wakes it.
+    REQUIRE(team::test::eventually([&] { return listeners(db) >= 1; }, 30'000));
+    ok(a, {"send", "w1", "after the restart", "--team", "web"});
+    auto got = reader.wait();
+    INFO(got.out << got.err);
+    REQUIRE(got.exit_code == 0);
+    auto messages = Json::parse(got.out);
+    REQUIRE(messages.size() == 1);
+    CHECK(messages[0]["text"] == "after the restart");
+    ok(a, {"teardown", "web", "--grace", "1s"});
+}
+
 TEST_CASE("a wrong store, a store without the schema, and one newer than team: clear errors",
           "[pg-only][faults]") {
     PgDatabase db;
