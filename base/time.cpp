@@ -1,14 +1,36 @@
 #include "base/time.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+
+#include "base/store_clock.hpp"
 
 namespace team {
 
-EpochMs SystemClock::now() const {
+namespace {
+std::atomic<std::int64_t> offset_ms{0};
+}  // namespace
+
+std::int64_t machine_wall_ms() {
     using namespace std::chrono;
     return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+void measure_store_clock(std::int64_t server_ms, std::int64_t sent_ms, std::int64_t received_ms) {
+    std::int64_t round_trip = received_ms - sent_ms;
+    std::int64_t difference = server_ms - (sent_ms + round_trip / 2);
+    offset_ms = std::llabs(difference) <= round_trip / 2 + 2 ? 0 : difference;
+}
+
+std::int64_t store_clock_offset() {
+    return offset_ms;
+}
+
+EpochMs SystemClock::now() const {
+    return machine_wall_ms() + offset_ms.load(std::memory_order_relaxed);
 }
 
 std::int64_t SystemClock::boot_ms() const {

@@ -18,8 +18,11 @@
 #include <sstream>
 
 #include "base/programs.hpp"
+#include "base/store_clock.hpp"
 #include "proc/process_table.hpp"
 #include "state/home.hpp"
+#include "state/pg_text.hpp"
+#include "state/store.hpp"
 #include "state/teams.hpp"
 
 extern char** environ;
@@ -138,7 +141,30 @@ Check check_home(const fs::path& home) {
     return {"home", "ok", home.string() + " (0700, its files 0600)"};
 }
 
+// A shared store (PostgreSQL, SPEC 16): reached, its schema this team's, its teams counted.
+Check check_shared_store(Core& core, const std::string& url) {
+    std::string shown = redact_store_url(url);
+    try {
+        auto teams = list_teams(core.store(), false);
+        return {"store", "ok",
+                shown + " (PostgreSQL) opens: " + std::to_string(teams.size()) + " live team" +
+                    (teams.size() == 1 ? "" : "s") + ", clock " +
+                    std::to_string(store_clock_offset()) + " ms from this machine's"};
+    } catch (const std::exception& e) {
+        return {"store", "fail", std::string("the store does not open: ") + e.what(),
+                "check the URL, that the server runs and takes this role (~/.pgpass for its "
+                "password), and the schema: 'team store check' says more"};
+    }
+}
+
 Check check_store(Core& core, const fs::path& home) {
+    std::string url;
+    try {
+        url = resolve_store_url(home);
+    } catch (const std::exception& e) {
+        return {"store", "fail", e.what(), "see 'team store use'"};
+    }
+    if (!url.empty()) return check_shared_store(core, url);
     if (!fs::exists(home / "team.db")) {
         return {"store", "ok", "no store yet: team create makes " + (home / "team.db").string()};
     }

@@ -5,11 +5,13 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/store_clock.hpp"
 #include "state/pg_text.hpp"
 
 namespace team {
@@ -189,7 +191,20 @@ class PgDb final : public Db {
 
     void set_up_session() {
         prepared_.clear();
-        check(PQexec(conn_, "SET client_min_messages = warning"), When::statement);
+        // And the server's clock, in the same round trip: the store's time (base/store_clock.hpp).
+        std::int64_t sent = machine_wall_ms();
+        Result clock = check(PQexec(conn_,
+                                    "SET client_min_messages = warning; "
+                                    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"),
+                             When::statement);
+        std::int64_t received = machine_wall_ms();
+        if (PQntuples(clock.get()) == 1) {
+            std::int64_t server = 0;
+            const char* text = PQgetvalue(clock.get(), 0, 0);
+            if (std::from_chars(text, text + std::strlen(text), server).ec == std::errc()) {
+                measure_store_clock(server, sent, received);
+            }
+        }
     }
 
     // fn(), and once more after a reconnect when it found the connection lost outside a write:

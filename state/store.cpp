@@ -61,7 +61,9 @@ std::string resolve_store_url(const fs::path& home) {
     std::string named = is_sqlite(env) ? "" : env;
     std::string recorded = configured && !is_sqlite(*configured) ? *configured : "";
     if (!configured) {
-        if (!named.empty()) record_store_url(home, named);
+        // Recorded in a home that exists (a command that makes none, `doctor`, leaves it be: the
+        // first to open the store there records it).
+        if (!named.empty() && fs::is_directory(home)) record_store_url(home, named);
         return named;
     }
     if (named != recorded) {

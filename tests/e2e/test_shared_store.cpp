@@ -336,6 +336,20 @@ TEST_CASE("a wrong store, a store without the schema, and one newer than team: c
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::Contains("no_such_db"));
     CHECK(r.err.find("s3cret") == std::string::npos);
+    // doctor says the same in its store line, the password hidden; and of a good store, ok.
+    auto doctor_store = [](const TeamEnv& env) {
+        auto doc = Json::parse(env.run({"doctor", "--json"}).out);
+        for (const auto& c : doc["checks"]) {
+            if (c["check"] == "store") return c;
+        }
+        return Json();
+    };
+    auto bad = doctor_store(wrong);
+    CHECK(bad["status"] == "fail");
+    CHECK(bad.dump().find("s3cret") == std::string::npos);
+    auto good = doctor_store(home);
+    CHECK(good["status"] == "ok");
+    CHECK_THAT(good["message"].get<std::string>(), Catch::Contains("PostgreSQL"));
     // Not a PostgreSQL URL.
     TeamEnv odd("mysql://x/y");
     CHECK(odd.run({"list"}).exit_code == 2);

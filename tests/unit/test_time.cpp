@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "base/store_clock.hpp"
 #include "base/time.hpp"
 
 using namespace team;
@@ -34,4 +35,26 @@ TEST_CASE("the system clock is close to time()", "[time]") {
     auto diff = clock.now() / 1000 - static_cast<EpochMs>(::time(nullptr));
     CHECK(diff >= -1);
     CHECK(diff <= 1);
+}
+
+TEST_CASE("the store's clock: a difference beyond the measurement's error is added, one within "
+          "it is not",
+          "[time]") {
+    using team::measure_store_clock;
+    // The server 5 s ahead, measured over a 2 ms round trip.
+    measure_store_clock(1'000'005'001, 1'000'000'000, 1'000'000'002);
+    CHECK(team::store_clock_offset() == 5000);
+    team::SystemClock clock;
+    auto now = clock.now();
+    CHECK(now - team::machine_wall_ms() >= 4999);
+    CHECK(now - team::machine_wall_ms() <= 5001);
+    // Behind by 3 s.
+    measure_store_clock(999'997'001, 1'000'000'000, 1'000'000'002);
+    CHECK(team::store_clock_offset() == -3000);
+    // Within the error (half the round trip, and 2 ms of rounding): none.
+    measure_store_clock(1'000'000'004, 1'000'000'000, 1'000'000'002);
+    CHECK(team::store_clock_offset() == 0);
+    measure_store_clock(1'000'000'010, 1'000'000'000, 1'000'000'020);
+    CHECK(team::store_clock_offset() == 0);
+    CHECK(clock.now() - team::machine_wall_ms() <= 1);
 }
