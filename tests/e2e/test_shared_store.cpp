@@ -3,9 +3,13 @@
 // them never double; a store that goes away and comes back loses nothing. Tagged [pg-only]: they
 // run in the `pg` label alone (tests/CMakeLists.txt), on the rig's cluster or a cluster of their
 // own.
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <random>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
@@ -260,6 +264,84 @@ TEST_CASE("the store restarted under waiting readers: 100 messages sent around i
               "active");
         ok(a, {"teardown", "web", "--grace", "1s"});
     }
+}
+
+TEST_CASE("crashes on PostgreSQL: send, claim and kill-agent --force SIGKILLed at random moments "
+          "leave no lock held and nothing half done",
+          "[pg-only][crash]") {
+    PgDatabase store;
+    TeamEnv a(store.url());
+    ok(a, {"create", "web"});
+    ok(a, {"spawn", "w1", "--team", "web", "--", "sleep", "600"});
+    REQUIRE(store
+                .sql("INSERT INTO tasks (team_id, id, subject, created_at, updated_at) SELECT "
+                     "(SELECT id FROM teams WHERE name = 'web'), n, 'task ' || n, 0, 0 FROM "
+                     "generate_series(1, 100) n")
+                .exit_code == 0);
+    // The moment of each SIGKILL: uniform over a little more than what a command takes here
+    // (60-150 ms: the start and connection take most of it, then the transaction).
+    std::mt19937 random(2811);
+    std::uniform_int_distribution<int> moment_us(0, 150'000);
+    int interrupted = 0, claims = 0;
+    std::vector<std::unique_ptr<team::test::Marker>> marks;
+    for (int seed = 0; seed < 24; ++seed) {
+        std::vector<std::string> crashed, again;
+        std::string n = std::to_string(seed);
+        switch (seed % 3) {
+            case 0:
+                crashed = {"send", "w1", "crashed " + n, "--team", "web"};
+                again = {"send", "w1", "sent " + n, "--team", "web"};
+                break;
+            case 1:
+                crashed = {"task", "claim", "--team", "web", "--as", "w1"};
+                again = crashed;
+                break;
+            default: {
+                marks.push_back(std::make_unique<team::test::Marker>());
+                ok(a, {"spawn", "k" + n, "--team", "web", "--env", marks.back()->entry(), "--",
+                       "sleep", "600"});
+                crashed = {"kill-agent", "k" + n, "--force", "--team", "web"};
+                again = crashed;
+            }
+        }
+        auto child = a.start(crashed);
+        std::this_thread::sleep_for(std::chrono::microseconds(moment_us(random)));
+        ::kill(child.pid(), SIGKILL);
+        auto r = child.wait();
+        if (r.exit_code != 0) ++interrupted;
+        INFO("seed " << seed << ": team " << Json(crashed).dump() << " -> " << r.exit_code);
+        // Once more at once: nothing the crashed process held (its transaction, the writers'
+        // lock, a team lock) is left to block it. A kill-agent the crash let finish is refused
+        // (already terminated, exit 4); every other runs.
+        auto second = a.run(again);
+        INFO("again -> " << second.exit_code << ": " << second.err);
+        if (seed % 3 == 2) {
+            CHECK((second.exit_code == 0 || second.exit_code == 4));
+            CHECK(marks.back()->none_alive_within(10'000));
+        } else {
+            CHECK(second.exit_code == 0);
+        }
+        if (seed % 3 == 1) ++claims;
+    }
+    auto landed = store.sql("SELECT count(*) FROM messages WHERE text LIKE 'crashed %'").out;
+    WARN(interrupted << " of 24 runs interrupted; crashed sends that landed: " << landed);
+    // Every message sent again is there once; a crashed send is there once or not at all.
+    auto texts = store.sql("SELECT text, count(*) FROM messages GROUP BY text HAVING count(*) > 1");
+    CHECK(texts.out.empty());
+    CHECK(store.sql("SELECT count(*) FROM messages WHERE text LIKE 'sent %'").out == "8\n");
+    // Each claim is whole: a task in progress has its owner and its activity entry.
+    auto taken = std::stoi(store.sql("SELECT count(*) FROM tasks WHERE status = 'in_progress' "
+                                     "AND owner = 'w1'").out);
+    auto logged = std::stoi(
+        store.sql("SELECT count(*) FROM activity WHERE type = 'task_claimed'").out);
+    CHECK(taken == logged);
+    CHECK(taken >= claims);
+    CHECK(taken <= 2 * claims);
+    // The force-killed agents are all ended, none of them half.
+    auto live = store.sql("SELECT count(*) FROM agents WHERE name LIKE 'k%' AND status <> "
+                          "'terminated'");
+    CHECK(live.out == "0\n");
+    ok(a, {"teardown", "web", "--grace", "1s"});
 }
 
 // The number of connections of `db` that LISTEN (a waiting reader's, a supervisor's bell).
