@@ -692,7 +692,10 @@ int main(int argc, char** argv) {
         } else if (arg == "--team" || arg == "--only" || arg == "--json" || arg == "--store") {
             auto v = next();
             if (!v || v->empty()) return usage_error(arg + " needs a value");
-            (arg == "--team" ? opt.team : arg == "--only" ? opt.only : arg == "--json" ? opt.json : opt.store) = *v;
+            (arg == "--team"   ? opt.team
+             : arg == "--only" ? opt.only
+             : arg == "--json" ? opt.json
+                               : opt.store) = *v;
         } else {
             return usage_error("unknown argument '" + arg + "'");
         }

@@ -116,8 +116,8 @@ std::function<void(Env&)> wake_homes(std::string url) {
         h.clients.push_back(std::make_unique<Client>(
             reader_home,
             std::vector<std::string>{env.team, "mcp", "--team", h.team, "--as", "w1"}));
-        h.clients.push_back(
-            std::make_unique<Client>(env, std::vector<std::string>{env.team, "mcp", "--team", h.team}));
+        h.clients.push_back(std::make_unique<Client>(
+            env, std::vector<std::string>{env.team, "mcp", "--team", h.team}));
     };
 }
 
@@ -150,8 +150,8 @@ std::function<void(Env&)> claim_homes(std::string url) {
     return [url](Env& env) {
         store_homes(url, url.empty() ? 1 : 3)(env);
         auto& h = homes(env);
-        h.clients.push_back(
-            std::make_unique<Client>(env, std::vector<std::string>{env.team, "mcp", "--team", h.team}));
+        h.clients.push_back(std::make_unique<Client>(
+            env, std::vector<std::string>{env.team, "mcp", "--team", h.team}));
         for (int i = 0; i < kClaimers; ++i) {
             const Env& home = h.homes[static_cast<size_t>(i) % h.homes.size()];
             std::string name = spawn_in(h, home);
@@ -227,8 +227,8 @@ std::vector<Figure> store_figures(const std::string& team, const std::string& ur
                         end_homes});
         list.push_back({"store: inbox w1 --json" + tag, 0, cli_home(at),
                         sample_cli({"--as", "w1", "inbox", "--json"}), end_homes});
-        list.push_back({"store: send" + tag, 0, cli_home(at), sample_cli({"send", "w1", "hi"}),
-                        end_homes});
+        list.push_back(
+            {"store: send" + tag, 0, cli_home(at), sample_cli({"send", "w1", "hi"}), end_homes});
     }
     // A send wakes a waiting reader: through held sessions, on PostgreSQL from one home to
     // another. Goal (SPEC 16): median <= 10 ms.
@@ -238,8 +238,8 @@ std::vector<Figure> store_figures(const std::string& team, const std::string& ur
                     wake_homes(url), sample_wake, end_homes, 100});
     // 12 claimers (held sessions), on PostgreSQL spread over three homes. Goal: >= 2,000
     // claims/s (a throughput: the table shows it, the goal is the note's to compare).
-    list.push_back({"store: 12 claimers, one home (mcp, sqlite)", 0, claim_homes(""),
-                    sample_claims, end_homes, 3, "", "claims/s"});
+    list.push_back({"store: 12 claimers, one home (mcp, sqlite)", 0, claim_homes(""), sample_claims,
+                    end_homes, 3, "", "claims/s"});
     list.push_back({"store: 12 claimers, three homes (mcp, postgresql)", 0, claim_homes(url),
                     sample_claims, end_homes, 3, "", "claims/s"});
     // kill-agent --force: on SQLite, on PostgreSQL in the agent's home, and from another home

@@ -113,7 +113,7 @@ Check check_git() {
 
 // Whether a file or directory keeps to its mode: no access for the group or others.
 bool private_mode(const fs::path& p) {
-    struct stat st{};
+    struct stat st {};
     return ::lstat(p.c_str(), &st) != 0 || (st.st_mode & 077) == 0;
 }
 
@@ -236,9 +236,9 @@ Check check_port(const fs::path& home) {
 
 Result doctor(Request& r) {
     fs::path home = resolve_home(r.core.identity().home);
-    std::vector<Check> checks{check_tmux(),          check_git(),
-                              check_home(home),      check_store(r.core, home),
-                              check_agent_clis(),    check_port(home)};
+    std::vector<Check> checks{check_tmux(),       check_git(),
+                              check_home(home),   check_store(r.core, home),
+                              check_agent_clis(), check_port(home)};
     bool failed = false;
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : checks) {

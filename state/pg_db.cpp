@@ -193,10 +193,11 @@ class PgDb final : public Db {
         prepared_.clear();
         // And the server's clock, in the same round trip: the store's time (base/store_clock.hpp).
         std::int64_t sent = machine_wall_ms();
-        Result clock = check(PQexec(conn_,
-                                    "SET client_min_messages = warning; "
-                                    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"),
-                             When::statement);
+        Result clock =
+            check(PQexec(conn_,
+                         "SET client_min_messages = warning; "
+                         "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"),
+                  When::statement);
         std::int64_t received = machine_wall_ms();
         if (PQntuples(clock.get()) == 1) {
             std::int64_t server = 0;

@@ -30,8 +30,8 @@ bool PgListener::connect() {
     // Literals (GCC 12 takes a string built from the channel's name for an overflow).
     static_assert(std::string_view(kPgChangeChannel) == "team_changes");
     static_assert(std::string_view(kPgSupervisorChannel) == "team_supervisors");
-    PGresult* r = PQexec(conn_, channel_ == Channel::changes ? "LISTEN team_changes"
-                                                             : "LISTEN team_supervisors");
+    PGresult* r = PQexec(
+        conn_, channel_ == Channel::changes ? "LISTEN team_changes" : "LISTEN team_supervisors");
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     if (!ok || PQsetnonblocking(conn_, 1) != 0) {

@@ -128,7 +128,8 @@ KillResult Shutdowns::await_pending(const TeamRecord& team, const AgentRecord& a
         // A deadline for the request under way: brought forward, never pushed back.
         Deadline deadline = deadline_after(clock_, *o.force_after);
         store_.write([&] {
-            bring_deadline_forward(store_, agent.id, deadline.wall, boot_deadline(store_, agent, deadline),
+            bring_deadline_forward(store_, agent.id, deadline.wall,
+                                   boot_deadline(store_, agent, deadline),
                                    static_cast<std::int64_t>(o.grace.count()));
             wake_supervisor(store_, processes_, agent);
         });
@@ -209,15 +210,16 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
         auto id = insert_force_request(store_, row);
         if (!id) throw refused("agent " + quote(agent.name) + " is already terminated");
         request_id = *id;
+        // Another home's: its supervisor, rung through the store, ends the tree (within the
+        // grace) and records the end. Rung in the write, so that no moment is left where this
+        // command could die with the force stored and that supervisor unaware.
+        if (!lives_here(store_, agent)) ring_supervisor_bell(store_, agent.id);
     });
     KillResult result;
     result.agent_id = agent.id_string();
     result.method = ShutdownMethod::force;
     result.request_id = std::to_string(request_id);
     if (!lives_here(store_, agent)) {
-        // Another home's: its supervisor, rung through the store, ends the tree (within the
-        // grace) and records the end.
-        ring_supervisor_bell(store_, agent.id);
         return forced_elsewhere(agent, request_id, o.grace, std::move(result));
     }
     // The leader's command ends the tree itself: it does not depend on the supervisor, which
@@ -257,7 +259,7 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
 }
 
 KillResult Shutdowns::forced_elsewhere(const AgentRecord& agent, std::int64_t request_id,
-                                      milliseconds grace, KillResult result) {
+                                       milliseconds grace, KillResult result) {
     // Its end, recorded by its supervisor once the tree is gone: the grace, then the hand-over,
     // and a margin for the store's round trips.
     auto wait = grace + kSupervisorWait + kSupervisorWait;
@@ -268,9 +270,9 @@ KillResult Shutdowns::forced_elsewhere(const AgentRecord& agent, std::int64_t re
     if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
     if (!ended) {
         result.success = false;
-        result.error = agent.id_string() + " runs in another home (" +
-                       agent.home_id.value_or("") + ") and its supervisor there did not record " +
-                       "its end within " + seconds_text(wait) +
+        result.error = agent.id_string() + " runs in another home (" + agent.home_id.value_or("") +
+                       ") and its supervisor there did not record " + "its end within " +
+                       seconds_text(wait) +
                        ": the force stays requested, and is carried out when that supervisor " +
                        "hears it; if that machine is down, 'team agents' there records the end";
         result.exit_code = 1;

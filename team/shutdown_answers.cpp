@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "base/text.hpp"
@@ -129,7 +128,8 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
         // with the confirmation stored and the supervisor unaware. This first wake only tells
         // it: it ends the tree at the next, or kReplyWindow after this one at the latest
         // (agent_end.hpp), so that a caller inside the tree answers before it is signalled.
-        if (auto agent = load_agent(store_, r.agent_id)) wake_supervisor(store_, processes_, *agent);
+        if (auto agent = load_agent(store_, r.agent_id))
+            wake_supervisor(store_, processes_, *agent);
         return *find_request(store_, r.id);
     });
     auto agent = load_agent(store_, r.agent_id);
@@ -137,7 +137,9 @@ ShutdownRequest Shutdowns::confirm(const TeamRecord& team, const Caller& caller,
     if (lives_here(store_, *agent) && inside_tree_of(*agent)) {
         // The second wake, once the caller's answer is out: the caller is part of the tree.
         if (after_reply) {
-            *after_reply = [processes = &processes_, a = *agent] { signal_supervisor(*processes, a); };
+            *after_reply = [processes = &processes_, a = *agent] {
+                signal_supervisor(*processes, a);
+            };
         }
         return r;
     }

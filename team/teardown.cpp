@@ -95,7 +95,8 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
     ChangeWatch watch(store_.home());
     auto deadline = clock_.steady() + o.grace;
     std::vector<std::optional<proc::Pidfd>> supervisors;
-    for (const auto& agent : live) supervisors.push_back(live_supervisor(store_, processes_, agent));
+    for (const auto& agent : live)
+        supervisors.push_back(live_supervisor(store_, processes_, agent));
     std::vector<AgentRecord> rest;
     for (;;) {
         rest.clear();
@@ -183,7 +184,8 @@ void Shutdowns::force_all(const TeamRecord& team, const std::vector<AgentRecord>
     if (!targets.empty()) processes_.terminate_trees(targets, SIGTERM, kTeardownKillGrace, true);
     // Another home's supervisor records the end after its kill grace, and the store's round
     // trips: a margin more.
-    auto deadline = clock_.steady() + kSupervisorWait + (elsewhere ? kSupervisorWait : milliseconds(0));
+    auto deadline =
+        clock_.steady() + kSupervisorWait + (elsewhere ? kSupervisorWait : milliseconds(0));
     for (const auto& agent : agents) {
         if (!await_end(agent.id, deadline)) finish_here(team, agent.id, actor);
     }

@@ -9,9 +9,9 @@
 
 #include <map>
 #include <random>
-#include <thread>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/helpers.hpp"
@@ -210,9 +210,10 @@ TEST_CASE("12 claimers across 3 homes on 1,000 tasks: each task claimed exactly 
     CHECK(counts.out == "in_progress|1000\n");
 }
 
-TEST_CASE("the store restarted under waiting readers: 100 messages sent around it all arrive, "
-          "and one inbox --wait across it reads what comes",
-          "[pg-only][faults]") {
+TEST_CASE(
+    "the store restarted under waiting readers: 100 messages sent around it all arrive, "
+    "and one inbox --wait across it reads what comes",
+    "[pg-only][faults]") {
     PgCluster cluster;
     std::string url;
     {
@@ -288,9 +289,10 @@ TEST_CASE("the store restarted under waiting readers: 100 messages sent around i
     }
 }
 
-TEST_CASE("crashes on PostgreSQL: send, claim and kill-agent --force SIGKILLed at random moments "
-          "leave no lock held and nothing half done",
-          "[pg-only][crash]") {
+TEST_CASE(
+    "crashes on PostgreSQL: send, claim and kill-agent --force SIGKILLed at random moments "
+    "leave no lock held and nothing half done",
+    "[pg-only][crash]") {
     PgDatabase store;
     TeamEnv a(store.url());
     ok(a, {"create", "web"});
@@ -352,16 +354,19 @@ TEST_CASE("crashes on PostgreSQL: send, claim and kill-agent --force SIGKILLed a
     CHECK(texts.out.empty());
     CHECK(store.sql("SELECT count(*) FROM messages WHERE text LIKE 'sent %'").out == "8\n");
     // Each claim is whole: a task in progress has its owner and its activity entry.
-    auto taken = std::stoi(store.sql("SELECT count(*) FROM tasks WHERE status = 'in_progress' "
-                                     "AND owner = 'w1'").out);
-    auto logged = std::stoi(
-        store.sql("SELECT count(*) FROM activity WHERE type = 'task_claimed'").out);
+    auto taken = std::stoi(store
+                               .sql("SELECT count(*) FROM tasks WHERE status = 'in_progress' "
+                                    "AND owner = 'w1'")
+                               .out);
+    auto logged =
+        std::stoi(store.sql("SELECT count(*) FROM activity WHERE type = 'task_claimed'").out);
     CHECK(taken == logged);
     CHECK(taken >= claims);
     CHECK(taken <= 2 * claims);
     // The force-killed agents are all ended, none of them half.
-    auto live = store.sql("SELECT count(*) FROM agents WHERE name LIKE 'k%' AND status <> "
-                          "'terminated'");
+    auto live = store.sql(
+        "SELECT count(*) FROM agents WHERE name LIKE 'k%' AND status <> "
+        "'terminated'");
     CHECK(live.out == "0\n");
     ok(a, {"teardown", "web", "--grace", "1s"});
 }
@@ -373,9 +378,10 @@ int listeners(const PgDatabase& db) {
     return r.exit_code == 0 ? std::stoi(r.out) : -1;
 }
 
-TEST_CASE("listeners' connections killed with pg_terminate_backend: readers and supervisors "
-          "reconnect and miss nothing",
-          "[pg-only][faults]") {
+TEST_CASE(
+    "listeners' connections killed with pg_terminate_backend: readers and supervisors "
+    "reconnect and miss nothing",
+    "[pg-only][faults]") {
     PgDatabase store;
     TeamEnv a(store.url()), b(store.url());
     ok(a, {"create", "web"});

@@ -37,9 +37,10 @@ TEST_CASE("the system clock is close to time()", "[time]") {
     CHECK(diff <= 1);
 }
 
-TEST_CASE("the store's clock: a difference beyond the measurement's error is added, one within "
-          "it is not",
-          "[time]") {
+TEST_CASE(
+    "the store's clock: a difference beyond the measurement's error is added, one within "
+    "it is not",
+    "[time]") {
     using team::measure_store_clock;
     // The server 5 s ahead, measured over a 2 ms round trip.
     measure_store_clock(1'000'005'001, 1'000'000'000, 1'000'000'002);
