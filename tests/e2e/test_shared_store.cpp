@@ -43,6 +43,14 @@ std::vector<std::string> lines_of(const std::string& text) {
     return lines;
 }
 
+// The number of connections of `db` that LISTEN on `channel` (team_changes: waiting readers;
+// team_supervisors: supervisors' bells).
+int listeners(const PgDatabase& db, const std::string& channel) {
+    auto r = db.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = '" + db.name() +
+                    "' AND query = 'LISTEN " + channel + "'");
+    return r.exit_code == 0 ? std::stoi(r.out) : -1;
+}
+
 RunResult ok(const TeamEnv& env, const std::vector<std::string>& args) {
     auto r = env.run(args);
     INFO("team " << Json(args).dump() << " -> " << r.exit_code << "\nstdout: " << r.out
@@ -62,16 +70,13 @@ TEST_CASE("two homes share a team through the store: a send from one wakes a rea
 
     // B waits in w1's inbox; A sends. The reader is woken by the store's NOTIFY.
     auto reader =
-        b.start({"inbox", "--team", "web", "--as", "w1", "--unread", "--wait", "60s", "--json"});
-    // The reader is listening once it has read the (empty) inbox: wait for its connection.
-    REQUIRE(team::test::eventually(
-        [&] {
-            auto r = store.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = '" +
-                               store.name() + "' AND query LIKE 'LISTEN%'");
-            return r.exit_code == 0 && std::stoi(r.out) >= 1;
-        },
-        30'000));
+        b.start({"inbox", "--team", "web", "--as", "w1", "--unread", "--wait", "120s", "--json"});
+    // The reader is listening once it has read the (empty) inbox: wait for its connection (not
+    // w1's supervisor's bell, which listens on another channel).
+    REQUIRE(team::test::eventually([&] { return listeners(store, "team_changes") >= 1; }, 30'000));
     ok(a, {"send", "w1", "hello from a", "--team", "web"});
+    // Woken by the send, not at the end of its wait (which would return the message too).
+    CHECK(team::test::eventually([&] { return !team::test::alive(reader.pid()); }, 30'000));
     auto got = reader.wait();
     INFO(got.out << got.err);
     REQUIRE(got.exit_code == 0);
@@ -234,13 +239,7 @@ TEST_CASE(
         ok(a, {"spawn", "w2", "--", "sleep", "600"});
         auto single = b.start(
             {"inbox", "--team", "web", "--as", "w2", "--unread", "--wait", "120s", "--json"});
-        REQUIRE(team::test::eventually(
-            [&] {
-                auto r = db.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = '" +
-                                db.name() + "' AND query = 'LISTEN team_changes'");
-                return r.exit_code == 0 && std::stoi(r.out) >= 1;
-            },
-            30'000));
+        REQUIRE(team::test::eventually([&] { return listeners(db, "team_changes") >= 1; }, 30'000));
         auto reader = Child({"/bin/sh", "-c", script},
                             b.environment({{"TEAM_BIN", team::test::team_binary()}}));
         int sent = 0;
@@ -266,6 +265,8 @@ TEST_CASE(
         // Sent once the store is back: the single reader got its connections back (or gets
         // them now: a reconnect counts as a wake-up) and reads it.
         ok(a, {"send", "w2", "after the restart", "--team", "web"});
+        // Woken (by the send or by getting its listener back), not at the end of its wait.
+        CHECK(team::test::eventually([&] { return !team::test::alive(single.pid()); }, 30'000));
         auto got = single.wait();
         INFO(got.out << got.err);
         REQUIRE(got.exit_code == 0);
@@ -371,13 +372,6 @@ TEST_CASE(
     ok(a, {"teardown", "web", "--grace", "1s"});
 }
 
-// The number of connections of `db` that LISTEN (a waiting reader's, a supervisor's bell).
-int listeners(const PgDatabase& db) {
-    auto r = db.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = '" + db.name() +
-                    "' AND query LIKE 'LISTEN%'");
-    return r.exit_code == 0 ? std::stoi(r.out) : -1;
-}
-
 TEST_CASE(
     "listeners' connections killed with pg_terminate_backend: readers and supervisors "
     "reconnect and miss nothing",
@@ -388,15 +382,17 @@ TEST_CASE(
     team::test::Marker m;
     ok(a, {"spawn", "w1", "--team", "web", "--env", m.entry(), "--", "sleep", "600"});
     // A's supervisor listens for its bell; B waits in w1's inbox.
-    REQUIRE(team::test::eventually([&] { return listeners(store) >= 1; }, 30'000));
+    REQUIRE(
+        team::test::eventually([&] { return listeners(store, "team_supervisors") >= 1; }, 30'000));
     auto reader =
         b.start({"inbox", "--team", "web", "--as", "w1", "--unread", "--wait", "60s", "--json"});
-    REQUIRE(team::test::eventually([&] { return listeners(store) >= 2; }, 30'000));
+    REQUIRE(team::test::eventually([&] { return listeners(store, "team_changes") >= 1; }, 30'000));
     // Every connection of the database ends: the reader's, its listener's, the supervisor's bell.
     CHECK(store.terminate_sessions() >= 3);
     // Sent after the kill: the reader got its connections back and reads it (a reconnect counts
     // as a wake-up, so a message sent while it was away would be read too).
     ok(a, {"send", "w1", "after the kill", "--team", "web"});
+    CHECK(team::test::eventually([&] { return !team::test::alive(reader.pid()); }, 30'000));
     auto got = reader.wait();
     INFO(got.out << got.err);
     REQUIRE(got.exit_code == 0);
@@ -404,7 +400,8 @@ TEST_CASE(
     REQUIRE(messages.size() == 1);
     CHECK(messages[0]["text"] == "after the kill");
     // The supervisor's bell is back too: B's force kill reaches it.
-    REQUIRE(team::test::eventually([&] { return listeners(store) >= 1; }, 30'000));
+    REQUIRE(
+        team::test::eventually([&] { return listeners(store, "team_supervisors") >= 1; }, 30'000));
     auto kill = b.run({"kill-agent", "w1", "--force", "--team", "web", "--json"});
     INFO(kill.out << kill.err);
     CHECK(kill.exit_code == 0);
