@@ -63,13 +63,22 @@ struct InboxPush::State {
             ops::Core core(identity);
             bool started = false;
             std::unique_ptr<ops::Changes> changes;
+            bool for_messages = false;  // whether `changes` wakes only for stored messages
             while (!stopping) {
-                if (!changes && core.has_store()) changes = core.watch_changes();
+                // Until the inbox has been read, any commit may make it readable (the team
+                // created, the caller spawned); after, only a stored message adds to it, and
+                // the other commits of a busy store (a claim a millisecond) wake nobody here.
+                // Each watch is made before the look it guards.
+                if (core.has_store() && (!changes || (started && !for_messages))) {
+                    changes = core.watch_changes(started);
+                    for_messages = started;
+                }
                 if (!started) {
                     // The whole inbox once: what is unread is pushed, the newest id kept.
                     if (auto all = read(core, std::nullopt)) {
                         push(*all, true);
                         started = true;
+                        continue;  // to the watch of messages, then a look after the newest
                     }
                 } else if (auto later = read(core, cursor)) {
                     push(*later, false);

@@ -18,7 +18,7 @@ namespace {
 // The store's changes: its ChangeWatch (the home's FIFOs, or the PostgreSQL store's NOTIFY).
 class StoreChanges final : public Changes {
   public:
-    explicit StoreChanges(const std::filesystem::path& home) : watch_(home) {}
+    StoreChanges(const std::filesystem::path& home, ChangeWatch::Wake wake) : watch_(home, wake) {}
     bool wait_until(std::chrono::steady_clock::time_point deadline,
                     const std::vector<int>& others) override {
         return watch_.wait_until(deadline, others);
@@ -129,8 +129,9 @@ std::string instructions_for(const Identity& identity) {
     return agent_instructions(agent, agent.empty() ? "" : team);
 }
 
-std::unique_ptr<Changes> Core::watch_changes() {
-    return std::make_unique<StoreChanges>(store().home());
+std::unique_ptr<Changes> Core::watch_changes(bool messages) {
+    return std::make_unique<StoreChanges>(
+        store().home(), messages ? ChangeWatch::Wake::messages : ChangeWatch::Wake::any);
 }
 
 std::int64_t Core::newest_activity_id() {

@@ -75,7 +75,8 @@ class Core {
 
     // A wait for the next commit to the home's store by any process (ops/changes.hpp); made
     // before the look it guards. Opens the store (creating the home) if needed.
-    std::unique_ptr<Changes> watch_changes();
+    // `messages`: only commits that stored a message wake it, where the store tells (PostgreSQL).
+    std::unique_ptr<Changes> watch_changes(bool messages = false);
     // The activity log of the whole home from a cursor, for a stream of every change: the id of
     // the newest entry (0 when none), and the entries after `since`, oldest first, at most
     // `limit`.

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "state/pg_db.hpp"
 #include "state/pg_listen.hpp"
 #include "state/store.hpp"
 
@@ -110,9 +111,10 @@ int open_wake_fifo(const std::filesystem::path& home, std::filesystem::path& fif
     return fd;
 }
 
-ChangeWatch::ChangeWatch(const std::filesystem::path& home) : name_(kMarker) {
+ChangeWatch::ChangeWatch(const std::filesystem::path& home, Wake wake) : name_(kMarker) {
     if (std::string url = resolve_store_url(home); !url.empty()) {
-        pg_ = std::make_unique<PgListener>(url);
+        pg_ = std::make_unique<PgListener>(url, PgListener::Channel::changes,
+                                           wake == Wake::messages ? kPgMessagesPayload : "");
         fd_ = ::epoll_create1(EPOLL_CLOEXEC);
         if (fd_ < 0) throw failed(std::string("cannot watch the store: ") + std::strerror(errno));
         watch_listener_socket();

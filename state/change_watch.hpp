@@ -42,8 +42,13 @@ void announce_change(const std::filesystem::path& home);
 
 class ChangeWatch {
   public:
+    // What wakes it: any commit, or (a reader of inboxes) a commit that stored a message. Only a
+    // PostgreSQL store tells them apart (its NOTIFY's payload, state/pg_db.hpp); on SQLite every
+    // commit wakes every watch, and the reader looks again.
+    enum class Wake { any, messages };
+
     // Watches the store of `home`.
-    explicit ChangeWatch(const std::filesystem::path& home);
+    explicit ChangeWatch(const std::filesystem::path& home, Wake wake = Wake::any);
     // Watches one file, `dir`/`name`, for writes, creation and removal.
     ChangeWatch(const std::filesystem::path& dir, const std::string& name);
     ~ChangeWatch();

@@ -29,6 +29,19 @@ std::string field(const PGresult* r, int code) {
     return value ? value : "";
 }
 
+// Whether sql (as the repositories write it: upper-case keywords) is an INSERT, into `table`
+// when one is named.
+bool is_insert(std::string_view sql, std::string_view table = {}) {
+    auto start = sql.find_first_not_of(" \t\n");
+    if (start == std::string_view::npos) return false;
+    sql.remove_prefix(start);
+    if (table.empty()) return sql.starts_with("INSERT");
+    if (!sql.starts_with("INSERT INTO ")) return false;
+    sql.remove_prefix(12);
+    return sql.starts_with(table) &&
+           (sql.size() == table.size() || sql[table.size()] == ' ' || sql[table.size()] == '(');
+}
+
 class PgDb;
 
 class PgStatement final : public StatementImpl {
@@ -97,27 +110,36 @@ class PgDb final : public Db {
     }
 
     void begin_write() override {
-        reconnect_if_lost();
-        in_write_ = true;
         static const std::string begin =
             "BEGIN; SET LOCAL lock_timeout = " + std::to_string(kPgLockTimeoutMs) +
             "; SELECT pg_advisory_xact_lock(" + std::to_string(kPgWriteLockKey) + ")";
-        Result r(PQexec(conn_, begin.c_str()), &PQclear);
-        if (ok(r.get())) return;
-        StoreError e = error(r.get(), When::begin);
-        rollback_write();
-        throw e;
+        begin_with(begin);
+    }
+    // The writers' lock taken shared (state/shared_write.hpp); the appenders' lock waits for
+    // the first INSERT (run_once).
+    void begin_shared_write() {
+        static const std::string begin =
+            "BEGIN; SET LOCAL lock_timeout = " + std::to_string(kPgLockTimeoutMs) +
+            "; SELECT pg_advisory_xact_lock_shared(" + std::to_string(kPgWriteLockKey) + ")";
+        begin_with(begin);
+        append_turn_due_ = true;
     }
     void commit_write() override {
         // One literal (GCC 12 takes a string built from the channel's name for an overflow).
         static constexpr const char* commit = "NOTIFY team_changes; COMMIT";
+        static constexpr const char* commit_messages = "NOTIFY team_changes, 'messages'; COMMIT";
         static_assert(std::string_view(kPgChangeChannel) == "team_changes");
+        static_assert(std::string_view(kPgMessagesPayload) == "messages");
         if (lost_) throw error(nullptr, When::statement);  // the write went with the connection
-        check(PQexec(conn_, commit), When::commit);
+        check(PQexec(conn_, stored_message_ ? commit_messages : commit), When::commit);
         in_write_ = false;
+        append_turn_due_ = false;
+        stored_message_ = false;
     }
     void rollback_write() noexcept override {
         in_write_ = false;
+        append_turn_due_ = false;
+        stored_message_ = false;
         if (!lost_ && PQstatus(conn_) == CONNECTION_OK &&
             PQtransactionStatus(conn_) != PQTRANS_IDLE) {
             PQclear(PQexec(conn_, "ROLLBACK"));
@@ -133,6 +155,15 @@ class PgDb final : public Db {
 
     Result run_once(const std::string& sql, const std::vector<const char*>& values) {
         reconnect_if_lost();
+        if (in_write_ && is_insert(sql, "messages")) stored_message_ = true;
+        if (append_turn_due_ && is_insert(sql)) {
+            // A shared write's first INSERT: the appenders' lock, held to the commit, so that
+            // rows whose ids are cursors commit in the order of their ids.
+            static const std::string append =
+                "SELECT pg_advisory_xact_lock(" + std::to_string(kPgAppendLockKey) + ")";
+            check(PQexec(conn_, append.c_str()), When::statement);
+            append_turn_due_ = false;
+        }
         int n = static_cast<int>(values.size());
         const char* name = prepared(sql, n);
         PGresult* r =
@@ -159,6 +190,16 @@ class PgDb final : public Db {
 
   private:
     enum class When { begin, statement, commit };
+
+    void begin_with(const std::string& begin) {
+        reconnect_if_lost();
+        in_write_ = true;
+        Result r(PQexec(conn_, begin.c_str()), &PQclear);
+        if (ok(r.get())) return;
+        StoreError e = error(r.get(), When::begin);
+        rollback_write();
+        throw e;
+    }
 
     static bool ok(const PGresult* r) {
         auto status = PQresultStatus(r);
@@ -282,7 +323,9 @@ class PgDb final : public Db {
     std::string name_;  // redacted_, quoted
     std::vector<std::string> secrets_;
     bool in_write_ = false;
-    bool lost_ = false;                                      // an error said the connection is gone
+    bool append_turn_due_ = false;  // a shared write that has not inserted yet
+    bool stored_message_ = false;   // this write inserted into messages (its NOTIFY says so)
+    bool lost_ = false;             // an error said the connection is gone
     std::unordered_map<std::string, std::string> prepared_;  // SQL -> name ("": run once)
     int prepared_count_ = 0;
 };
@@ -422,6 +465,10 @@ std::unique_ptr<Db> open_postgresql(const std::string& url) {
                          "cannot reach the store " + quote(redact_store_url(url)) + ": " + reason);
     }
     return std::make_unique<PgDb>(conn, url);
+}
+
+void pg_begin_shared_write(Db& db) {
+    static_cast<PgDb&>(db).begin_shared_write();
 }
 
 std::string pg_store_name(const Db& db) {

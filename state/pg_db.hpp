@@ -29,8 +29,15 @@ namespace team {
 inline constexpr std::int64_t kPgWriteLockKey = 7472601;
 // The advisory lock key a migration holds (pg_schema.hpp); apart from the writers' key.
 inline constexpr std::int64_t kPgMigrateLockKey = 7472602;
+// The advisory lock key a shared write (state/shared_write.hpp) takes from its first INSERT to
+// its commit, so that appended rows commit in the order of their ids.
+inline constexpr std::int64_t kPgAppendLockKey = 7472603;
 // The channel commit_write notifies and a ChangeWatch listens on.
 inline constexpr const char* kPgChangeChannel = "team_changes";
+// The payload of the NOTIFY of a write that stored a message: a reader that waits for messages
+// alone (ChangeWatch::Wake::messages) wakes for it and for nothing else; other readers wake for
+// every notification, whatever its payload.
+inline constexpr const char* kPgMessagesPayload = "messages";
 // The channel on which a command rings the supervisor of an agent of another home (its id as
 // the payload), where a signal cannot reach it (team/shutdown_parts.hpp wake_supervisor).
 inline constexpr const char* kPgSupervisorChannel = "team_supervisors";
@@ -49,6 +56,9 @@ std::unique_ptr<Db> open_postgresql(const std::string& url);
 // nullptr when it cannot connect, and then `reason` (if given) says why, one line, without the
 // password. The caller PQfinish-es it.
 pg_conn* connect_postgresql(const std::string& url, std::string* reason = nullptr);
+
+// Begins a shared write (state/shared_write.hpp) on `db`, which must come from open_postgresql.
+void pg_begin_shared_write(Db& db);
 
 // The store for messages, its URL redacted: "the store 'postgresql://team:***@db/team'".
 // `db` must come from open_postgresql.

@@ -105,10 +105,12 @@ std::vector<TaskRecord> list_tasks(Store& store, std::int64_t team_id, const Tas
 }
 
 std::optional<std::int64_t> first_available_task(Store& store, std::int64_t team_id) {
-    Statement first(store.db(),
-                    "SELECT id FROM tasks t INDEXED BY tasks_status WHERE team_id = ? AND status = "
-                    "'pending' AND owner IS NULL AND NOT " +
-                        blocked_sql("t") + " ORDER BY id LIMIT 1");
+    Statement first(
+        store.db(),
+        "SELECT id FROM tasks t INDEXED BY tasks_status WHERE team_id = ? AND status = "
+        "'pending' AND owner IS NULL AND NOT " +
+            blocked_sql("t") + " ORDER BY id LIMIT 1" +
+            (store.engine() == Db::Engine::postgresql ? " FOR UPDATE OF t SKIP LOCKED" : ""));
     first.bind(1, team_id);
     if (!first.executeStep()) return std::nullopt;
     return first.getColumn(0).getInt64();

@@ -7,6 +7,7 @@
 #include "base/text.hpp"
 #include "state/activity.hpp"
 #include "state/members.hpp"
+#include "state/shared_write.hpp"
 
 namespace team::tasks {
 
@@ -156,7 +157,8 @@ Task TaskList::claim(const TeamRecord& team, const Caller& caller,
                      const std::optional<std::string>& given) {
     std::optional<std::int64_t> wanted;
     if (given) wanted = parse_task_id(*given);
-    return store_.write([&] {
+    // A shared write: claims of many homes run side by side, each taking its row by lock.
+    return shared_write(store_, [&] {
         require_live_caller(store_, caller, true);
         std::int64_t id;
         if (wanted) {

@@ -174,7 +174,7 @@ InboxResult Messages::inbox(const TeamRecord& team, const Caller& caller, const 
     std::optional<ChangeWatch> watch;  // set up before the first look, so no commit is missed
     std::chrono::steady_clock::time_point deadline;
     if (q.wait) {
-        watch.emplace(store_.home());
+        watch.emplace(store_.home(), ChangeWatch::Wake::messages);
         deadline = clock_.steady() + *q.wait;
     }
     for (;;) {

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -14,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "state/activity.hpp"
+#include "state/shared_write.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/pg.hpp"
@@ -84,6 +88,38 @@ TEST_CASE("two homes share a team through the store: a send from one wakes a rea
     REQUIRE(messages.size() == 1);
     CHECK(messages[0]["text"] == "hello from a");
 
+    // A held `team mcp` session of w1 in B pushes w1's new messages as channel notifications.
+    // After its first read it wakes only for commits that stored a message (the NOTIFY's
+    // payload), so A's task adds wake nobody there, and A's send still reaches it.
+    auto dir = b.dir();
+    std::string session =
+        "mkfifo in && (\"$TEAM_BIN\" mcp --team web --as w1 < in > out 2> err &) && exec 3> in && "
+        "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+        "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+        "\"version\":\"1\"}}}' '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}' "
+        ">&3 && while [ ! -e stop ]; do sleep 0.05; done";
+    Child mcp({"/bin/sh", "-c", "cd '" + dir.string() + "' && " + session},
+              b.environment({{"TEAM_BIN", team::test::team_binary()}}));
+    // Listening once it has read the inbox: its watch of messages alone (the payload's LISTEN
+    // is the same statement, so wait for the session's connection count to settle at one).
+    REQUIRE(team::test::eventually(
+        [&] { return team::test::slurp(dir / "out").find("\"id\":1") != std::string::npos; },
+        30'000));
+    REQUIRE(team::test::eventually([&] { return listeners(store, "team_changes") == 1; }, 30'000));
+    for (int i = 0; i < 3; ++i) ok(a, {"task", "add", "t" + std::to_string(i), "--team", "web"});
+    ok(a, {"send", "w1", "pushed from a", "--team", "web"});
+    CHECK(team::test::eventually(
+        [&] {
+            auto out = team::test::slurp(dir / "out");
+            return out.find("notifications/claude/channel") != std::string::npos &&
+                   out.find("pushed from a") != std::string::npos;
+        },
+        30'000));
+    INFO("mcp stdout: " << team::test::slurp(dir / "out")
+                        << "\nstderr: " << team::test::slurp(dir / "err"));
+    { std::ofstream(dir / "stop").put('\n'); }
+    CHECK(mcp.wait().exit_code == 0);
+
     // B sees A's team and agent as they are: its look does not take A's agent for lost (its
     // processes are A's, which B cannot see).
     auto agents = Json::parse(ok(b, {"agents", "--team", "web", "--json"}).out);
@@ -152,6 +188,54 @@ TEST_CASE("a kill-agent --force and a teardown from one home end the agents of a
     CHECK(Json::parse(ok(a, {"list", "--all", "--json"}).out)[0]["status"] == "dissolved");
 }
 
+TEST_CASE("shared writes run side by side, apart from whole writes, and append in id order",
+          "[pg-only][shared][concurrency]") {
+    PgDatabase store;
+    TeamEnv a(store.url());
+    ok(a, {"create", "side"});
+    auto team_id = std::stoll(store.sql("SELECT id FROM teams WHERE name = 'side'").out);
+    team::Store one(a.home(), store.url()), two(a.home(), store.url()),
+        whole(a.home(), store.url());
+    auto waiting = [&] {
+        auto r =
+            store.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+        return r.exit_code == 0 ? std::stoi(r.out) : -1;
+    };
+
+    // Two shared writes at once: the second begins while the first is open (a whole write
+    // would wait for the first's commit, up to the lock timeout, and fail).
+    team::begin_shared_write(one.db());
+    team::begin_shared_write(two.db());
+    // A whole write waits for both.
+    std::atomic<bool> whole_done{false};
+    std::thread whole_writer([&] {
+        whole.write([&] {});
+        whole_done = true;
+    });
+    REQUIRE(team::test::eventually([&] { return waiting() == 1; }, 30'000));
+    CHECK(!whole_done);
+
+    // The first to append holds the appenders' lock to its commit: the second's append waits,
+    // so ids commit in their order (a reader by cursor never passes over one still to come).
+    team::append_activity(one.db(), team_id, 1, "x@side", "probe", {{"n", "1"}});
+    std::atomic<bool> appended{false};
+    std::thread second([&] {
+        team::append_activity(two.db(), team_id, 2, "x@side", "probe", {{"n", "2"}});
+        appended = true;
+        two.db().commit_write();
+    });
+    REQUIRE(team::test::eventually([&] { return waiting() == 2; }, 30'000));
+    CHECK(!appended);
+    one.db().commit_write();
+    second.join();
+    whole_writer.join();
+    CHECK(whole_done);
+    CHECK(store
+              .sql("SELECT string_agg(details::json->>'n', ',' ORDER BY id) FROM activity "
+                   "WHERE type = 'probe'")
+              .out == "1,2\n");
+}
+
 TEST_CASE("12 claimers across 3 homes on 1,000 tasks: each task claimed exactly once",
           "[pg-only][shared][concurrency]") {
     PgDatabase store;
@@ -177,6 +261,15 @@ TEST_CASE("12 claimers across 3 homes on 1,000 tasks: each task claimed exactly 
                      "generate_series(1, " +
                      std::to_string(kTasks) + ") n")
                 .exit_code == 0);
+
+    // A follower of the activity log in B reads it by cursor (ids after the last it saw) while
+    // the claims commit side by side: it must see every claim's entry, so their ids commit in
+    // order (state/shared_write.hpp). One that skipped an id would never reach its limit.
+    Child follower(
+        std::vector<std::string>{"/usr/bin/timeout", "300", team::test::team_binary(), "activity",
+                                 "--follow", "--type", "task_claimed", "--limit",
+                                 std::to_string(kTasks), "--json", "--team", "race"},
+        b.environment({}));
 
     std::string script =
         "while :; do \"$TEAM_BIN\" task claim --json --team race --as \"$AS\"; rc=$?; "
@@ -213,6 +306,18 @@ TEST_CASE("12 claimers across 3 homes on 1,000 tasks: each task claimed exactly 
     CHECK(owner_of.size() == static_cast<size_t>(kTasks));
     auto counts = store.sql("SELECT status, n FROM task_counts WHERE n > 0 ORDER BY status");
     CHECK(counts.out == "in_progress|1000\n");
+
+    auto followed = follower.wait();
+    INFO("follower stderr: " << followed.err);
+    CHECK(followed.exit_code == 0);
+    std::set<std::string> seen;
+    for (const auto& line : lines_of(followed.out)) {
+        auto entry = Json::parse(line, nullptr, false);
+        if (entry.is_object() && entry.contains("details")) {
+            seen.insert(entry["details"].value("taskId", ""));
+        }
+    }
+    CHECK(seen.size() == static_cast<size_t>(kTasks));
 }
 
 TEST_CASE(
