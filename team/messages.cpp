@@ -177,6 +177,7 @@ InboxResult Messages::inbox(const TeamRecord& team, const Caller& caller, const 
         watch.emplace(store_.home(), ChangeWatch::Wake::messages);
         deadline = clock_.steady() + *q.wait;
     }
+    bool timed_out = false;
     for (;;) {
         auto found = select_inbox(store_, team, recipient_id, q);
         bool unread =
@@ -190,9 +191,11 @@ InboxResult Messages::inbox(const TeamRecord& team, const Caller& caller, const 
             });
         }
         if (!found.empty() || !q.wait) return InboxResult{std::move(found), false};
-        if (!watch->wait_until(deadline) && clock_.steady() >= deadline) {
-            return InboxResult{{}, true};
-        }
+        if (timed_out) return InboxResult{{}, true};
+        // At the deadline, one look more: what came at the last moment is returned, and a store
+        // that cannot be reached (its listener lost) fails the look with its own error rather
+        // than passing for an empty inbox.
+        if (!watch->wait_until(deadline) && clock_.steady() >= deadline) timed_out = true;
     }
 }
 

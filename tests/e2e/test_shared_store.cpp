@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "state/activity.hpp"
+#include "state/pg_db.hpp"
 #include "state/shared_write.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
@@ -322,7 +323,7 @@ TEST_CASE("12 claimers across 3 homes on 1,000 tasks: each task claimed exactly 
 
 TEST_CASE(
     "the store restarted under waiting readers: 100 messages sent around it all arrive, "
-    "and one inbox --wait across it reads what comes",
+    "one inbox --wait across it reads what comes, and a command it stops under fails at once",
     "[pg-only][faults]") {
     PgCluster cluster;
     std::string url;
@@ -361,7 +362,42 @@ TEST_CASE(
             }
         };
         send(50);
+
+        // The server stopped mid-command: a send waits for the writers' lock (a session holds
+        // it), then the server goes down under it. It fails at once, with a clear error, and
+        // stores nothing.
+        auto holder = team::test::psql_start(cluster.socket_dir(), db.name(),
+                                             "SELECT pg_advisory_lock(" +
+                                                 std::to_string(team::kPgWriteLockKey) +
+                                                 "); SELECT pg_sleep(600)");
+        auto advisory = [&](const std::string& granted) {
+            auto r = db.sql(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
+                "granted = " +
+                granted);
+            return r.exit_code == 0 ? std::stoi(r.out) : -1;
+        };
+        REQUIRE(team::test::eventually([&] { return advisory("true") == 1; }, 30'000));
+        auto mid = a.start({"send", "w1", "mid-command", "--team", "web"});
+        REQUIRE(team::test::eventually([&] { return advisory("false") == 1; }, 30'000));
+        // And a reader whose wait ends while the server is down: it ends too, at its timeout.
+        auto short_wait =
+            b.start({"inbox", "--team", "web", "--as", "w2", "--unread", "--wait", "2s", "--json"});
+        REQUIRE(team::test::eventually([&] { return listeners(db, "team_changes") >= 2; }, 30'000));
         cluster.down("fast");
+        CHECK(team::test::eventually([&] { return !team::test::alive(mid.pid()); }, 5'000));
+        auto failed = mid.wait();
+        CHECK(failed.exit_code == 1);
+        CHECK_THAT(failed.err, Catch::Contains("lost the connection to the store"));
+        CHECK_THAT(failed.err, Catch::Contains("nothing was changed"));
+        CHECK(holder.wait().exit_code != 0);  // its session went with the server
+        CHECK(team::test::eventually([&] { return !team::test::alive(short_wait.pid()); }, 15'000));
+        auto ended = short_wait.wait();
+        INFO("short wait: " << ended.exit_code << " " << ended.out << ended.err);
+        // Its wait ran out with the store still down: the look that follows says so.
+        CHECK(ended.exit_code == 1);
+        CHECK_THAT(ended.out + ended.err, Catch::Contains("lost the connection to the store"));
+
         auto down = a.run({"send", "w1", "lost?", "--team", "web"});
         CHECK(down.exit_code == 1);
         CHECK_THAT(down.err, Catch::Contains("store"));
@@ -388,6 +424,7 @@ TEST_CASE(
             for (const auto& m : j) texts.insert(m["text"].get<std::string>());
         }
         CHECK(texts.size() == 100);
+        CHECK(texts.count("mid-command") == 0);  // the send the server's stop cut stored nothing
         // Still a live agent: its supervisor kept it through the outage.
         CHECK(Json::parse(ok(a, {"agents", "--team", "web", "--json"}).out)[0]["status"] ==
               "active");

@@ -63,12 +63,15 @@ std::string pg_store_url(const fs::path& socket_dir, const std::string& name) {
     return "postgresql://team@/" + name + "?host=" + host;
 }
 
-RunResult psql(const fs::path& socket_dir, const std::string& db, const std::string& sql) {
+Child psql_start(const fs::path& socket_dir, const std::string& db, const std::string& sql) {
     // clean_env leaves out libpq's own variables (PGHOST, ...): only these arguments count.
     return Child({pg_bindir() + "/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h",
                   socket_dir.string(), "-U", "team", "-d", db, "-c", sql},
-                 clean_env({{"PGCONNECT_TIMEOUT", "10"}}))
-        .wait();
+                 clean_env({{"PGCONNECT_TIMEOUT", "10"}}));
+}
+
+RunResult psql(const fs::path& socket_dir, const std::string& db, const std::string& sql) {
+    return psql_start(socket_dir, db, sql).wait();
 }
 
 PgDatabase::PgDatabase()

@@ -25,6 +25,11 @@ std::string pg_store_url(const std::filesystem::path& socket_dir, const std::str
 RunResult psql(const std::filesystem::path& socket_dir, const std::string& db,
                const std::string& sql);
 
+// The same, in the background: a session the test holds open (e.g. holding a lock) until the SQL
+// ends or the server ends it.
+Child psql_start(const std::filesystem::path& socket_dir, const std::string& db,
+                 const std::string& sql);
+
 // A database of its own, t_<16 hex digits>, made when constructed and dropped WITH (FORCE) (its
 // sessions ended) when it goes. Its url() is a store that several homes can share: give it to
 // TeamEnv(url) for each. Declare it before those homes, so that it outlives them.
