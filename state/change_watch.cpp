@@ -113,8 +113,9 @@ int open_wake_fifo(const std::filesystem::path& home, std::filesystem::path& fif
 
 ChangeWatch::ChangeWatch(const std::filesystem::path& home, Wake wake) : name_(kMarker) {
     if (std::string url = resolve_store_url(home); !url.empty()) {
-        pg_ = std::make_unique<PgListener>(url, PgListener::Channel::changes,
-                                           wake == Wake::messages ? kPgMessagesPayload : "");
+        pg_ = std::make_unique<PgListener>(url, wake == Wake::messages
+                                                    ? PgListener::Channel::messages
+                                                    : PgListener::Channel::changes);
         fd_ = ::epoll_create1(EPOLL_CLOEXEC);
         if (fd_ < 0) throw failed(std::string("cannot watch the store: ") + std::strerror(errno));
         watch_listener_socket();
@@ -122,6 +123,20 @@ ChangeWatch::ChangeWatch(const std::filesystem::path& home, Wake wake) : name_(k
     }
     fd_ = open_wake_fifo(home, fifo_);
     if (fd_ < 0) fd_ = watch_dir(home, IN_ATTRIB | IN_CREATE | IN_MOVED_TO);
+}
+
+ChangeWatch::ChangeWatch(Store& store, Wake wake) : name_(kMarker) {
+    if (store.engine() == Db::Engine::sqlite) {
+        fd_ = open_wake_fifo(store.home(), fifo_);
+        if (fd_ < 0) fd_ = watch_dir(store.home(), IN_ATTRIB | IN_CREATE | IN_MOVED_TO);
+        return;
+    }
+    pg_ = std::make_unique<PgListener>(store.db(), wake == Wake::messages
+                                                       ? PgListener::Channel::messages
+                                                       : PgListener::Channel::changes);
+    fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (fd_ < 0) throw failed(std::string("cannot watch the store: ") + std::strerror(errno));
+    watch_listener_socket();
 }
 
 ChangeWatch::ChangeWatch(const std::filesystem::path& dir, const std::string& name)
@@ -196,6 +211,12 @@ bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
     bool cancellable = cancel_fd >= 0;
     if (cancellable) fds.push_back({cancel_fd, POLLIN, 0});
     size_t watched = fds.size() - (cancellable ? 1 : 0);
+    // A listener on the store's own connection: what came while its owner ran statements is in
+    // libpq's queue already, where no poll sees it.
+    if (pg_ && pg_->shared() && pg_->connected() && pg_->drain()) {
+        watch_listener_socket();
+        return true;
+    }
     for (;;) {
         auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
         if (left < 0) left = 0;

@@ -35,6 +35,7 @@
 namespace team {
 
 class PgListener;
+class Store;
 
 // Tells every ChangeWatch of `home` that the store changed: a byte into each waiting reader's
 // FIFO (removing those whose reader died) and a touch of the marker. Never throws.
@@ -43,12 +44,16 @@ void announce_change(const std::filesystem::path& home);
 class ChangeWatch {
   public:
     // What wakes it: any commit, or (a reader of inboxes) a commit that stored a message. Only a
-    // PostgreSQL store tells them apart (its NOTIFY's payload, state/pg_db.hpp); on SQLite every
-    // commit wakes every watch, and the reader looks again.
+    // PostgreSQL store tells them apart (a channel of their own, state/pg_db.hpp); on SQLite
+    // every commit wakes every watch, and the reader looks again.
     enum class Wake { any, messages };
 
     // Watches the store of `home`.
     explicit ChangeWatch(const std::filesystem::path& home, Wake wake = Wake::any);
+    // Watches `store`, open in this process: on PostgreSQL it LISTENs on the store's own
+    // connection (no second one to make), so the store must outlive the watch and be used by
+    // this thread alone meanwhile.
+    explicit ChangeWatch(Store& store, Wake wake = Wake::any);
     // Watches one file, `dir`/`name`, for writes, creation and removal.
     ChangeWatch(const std::filesystem::path& dir, const std::string& name);
     ~ChangeWatch();

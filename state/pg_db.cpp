@@ -127,9 +127,10 @@ class PgDb final : public Db {
     void commit_write() override {
         // One literal (GCC 12 takes a string built from the channel's name for an overflow).
         static constexpr const char* commit = "NOTIFY team_changes; COMMIT";
-        static constexpr const char* commit_messages = "NOTIFY team_changes, 'messages'; COMMIT";
+        static constexpr const char* commit_messages =
+            "NOTIFY team_changes; NOTIFY team_messages; COMMIT";
         static_assert(std::string_view(kPgChangeChannel) == "team_changes");
-        static_assert(std::string_view(kPgMessagesPayload) == "messages");
+        static_assert(std::string_view(kPgMessageChannel) == "team_messages");
         if (lost_) throw error(nullptr, When::statement);  // the write went with the connection
         check(PQexec(conn_, stored_message_ ? commit_messages : commit), When::commit);
         in_write_ = false;
@@ -187,6 +188,16 @@ class PgDb final : public Db {
     }
 
     const std::string& name() const { return name_; }
+
+    PGconn* connection() {
+        if (in_write_) return nullptr;
+        try {
+            reconnect_if_lost();
+        } catch (const StoreError&) {
+            return nullptr;
+        }
+        return conn_;
+    }
 
   private:
     enum class When { begin, statement, commit };
@@ -324,7 +335,7 @@ class PgDb final : public Db {
     std::vector<std::string> secrets_;
     bool in_write_ = false;
     bool append_turn_due_ = false;  // a shared write that has not inserted yet
-    bool stored_message_ = false;   // this write inserted into messages (its NOTIFY says so)
+    bool stored_message_ = false;   // this write inserted into messages (it notifies so)
     bool lost_ = false;             // an error said the connection is gone
     std::unordered_map<std::string, std::string> prepared_;  // SQL -> name ("": run once)
     int prepared_count_ = 0;
@@ -465,6 +476,10 @@ std::unique_ptr<Db> open_postgresql(const std::string& url) {
                          "cannot reach the store " + quote(redact_store_url(url)) + ": " + reason);
     }
     return std::make_unique<PgDb>(conn, url);
+}
+
+pg_conn* pg_connection(Db& db) {
+    return static_cast<PgDb&>(db).connection();
 }
 
 void pg_begin_shared_write(Db& db) {

@@ -34,10 +34,9 @@ inline constexpr std::int64_t kPgMigrateLockKey = 7472602;
 inline constexpr std::int64_t kPgAppendLockKey = 7472603;
 // The channel commit_write notifies and a ChangeWatch listens on.
 inline constexpr const char* kPgChangeChannel = "team_changes";
-// The payload of the NOTIFY of a write that stored a message: a reader that waits for messages
-// alone (ChangeWatch::Wake::messages) wakes for it and for nothing else; other readers wake for
-// every notification, whatever its payload.
-inline constexpr const char* kPgMessagesPayload = "messages";
+// The channel a write that stored a message also notifies: a reader that waits for messages
+// alone (ChangeWatch::Wake::messages) listens there, so the server hands it nothing else.
+inline constexpr const char* kPgMessageChannel = "team_messages";
 // The channel on which a command rings the supervisor of an agent of another home (its id as
 // the payload), where a signal cannot reach it (team/shutdown_parts.hpp wake_supervisor).
 inline constexpr const char* kPgSupervisorChannel = "team_supervisors";
@@ -56,6 +55,10 @@ std::unique_ptr<Db> open_postgresql(const std::string& url);
 // nullptr when it cannot connect, and then `reason` (if given) says why, one line, without the
 // password. The caller PQfinish-es it.
 pg_conn* connect_postgresql(const std::string& url, std::string* reason = nullptr);
+
+// The connection of `db` (which must come from open_postgresql), for a listener that shares it
+// (state/pg_listen.hpp); lost, it is made again first. nullptr when the store cannot be reached.
+pg_conn* pg_connection(Db& db);
 
 // Begins a shared write (state/shared_write.hpp) on `db`, which must come from open_postgresql.
 void pg_begin_shared_write(Db& db);

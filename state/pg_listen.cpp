@@ -19,22 +19,56 @@ PgListener::PgListener(const std::string& url, Channel channel, std::string payl
     }
 }
 
-PgListener::~PgListener() {
-    if (conn_) PQfinish(conn_);
+PgListener::PgListener(Db& db, Channel channel) : channel_(channel), db_(&db) {
+    if (!connect()) {
+        throw StoreError(StoreError::Kind::unreachable,
+                         "cannot reach " + pg_store_name(db) + " to wait for changes");
+    }
 }
 
-bool PgListener::connect() {
-    if (conn_) PQfinish(conn_);
-    conn_ = connect_postgresql(url_);
-    if (!conn_) return false;
+PgListener::~PgListener() {
+    if (!conn_) return;
+    if (!db_) {
+        PQfinish(conn_);
+        return;
+    }
+    // The store's connection goes on: it stops listening, and what is queued is dropped.
+    if (PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) == PQTRANS_IDLE) {
+        PQclear(PQexec(conn_, "UNLISTEN *"));
+    }
+    while (PGnotify* n = PQnotifies(conn_)) PQfreemem(n);
+}
+
+bool PgListener::listen(pg_conn* conn) {
     // Literals (GCC 12 takes a string built from the channel's name for an overflow).
     static_assert(std::string_view(kPgChangeChannel) == "team_changes");
     static_assert(std::string_view(kPgSupervisorChannel) == "team_supervisors");
-    PGresult* r = PQexec(
-        conn_, channel_ == Channel::changes ? "LISTEN team_changes" : "LISTEN team_supervisors");
+    static_assert(std::string_view(kPgMessageChannel) == "team_messages");
+    const char* listen = channel_ == Channel::changes    ? "LISTEN team_changes"
+                         : channel_ == Channel::messages ? "LISTEN team_messages"
+                                                         : "LISTEN team_supervisors";
+    PGresult* r = PQexec(conn, listen);
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
-    if (!ok || PQsetnonblocking(conn_, 1) != 0) {
+    return ok;
+}
+
+bool PgListener::connect() {
+    if (db_) {
+        // The store's connection, made again first if it was lost (its LISTEN went with it).
+        conn_ = pg_connection(*db_);
+        if (!conn_) return false;
+        if (!listen(conn_)) {
+            conn_ = nullptr;
+            return false;
+        }
+        ++generation_;
+        return true;
+    }
+    if (conn_) PQfinish(conn_);
+    conn_ = connect_postgresql(url_);
+    if (!conn_) return false;
+    if (!listen(conn_) || PQsetnonblocking(conn_, 1) != 0) {
         PQfinish(conn_);
         conn_ = nullptr;
         return false;
@@ -51,7 +85,7 @@ bool PgListener::drain() {
     if (!conn_) return connect();  // back: what was sent meanwhile is lost, so re-read
     bool woken = false;
     if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) {
-        PQfinish(conn_);
+        if (!db_) PQfinish(conn_);  // a shared one is the store's, made again by connect()
         conn_ = nullptr;
         return connect();
     }

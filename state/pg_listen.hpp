@@ -10,17 +10,25 @@ struct pg_conn;
 
 namespace team {
 
+class Db;
+
 class PgListener {
   public:
-    // What it listens to: every change (kPgChangeChannel), or the bells of supervisors (a
-    // command of another home that changed an agent's shutdown requests rings its supervisor:
-    // kPgSupervisorChannel, the agent's id as the payload).
-    enum class Channel { changes, supervisors };
+    // What it listens to: every change (kPgChangeChannel), the writes that stored a message
+    // (kPgMessageChannel), or the bells of supervisors (a command of another home that changed
+    // an agent's shutdown requests rings its supervisor: kPgSupervisorChannel, the agent's id as
+    // the payload).
+    enum class Channel { changes, messages, supervisors };
 
     // Connects and LISTENs; throws StoreError (cannot_open) when the store cannot be reached.
     // `payload`: only notifications that carry it count (none: all of them).
     explicit PgListener(const std::string& url, Channel channel = Channel::changes,
                         std::string payload = {});
+    // LISTENs on the connection of `db` (a PostgreSQL store's) instead of one of its own: no
+    // second connection to make (a backend start, 15-30 ms of a command's life). The owner runs
+    // its statements on it between waits; what arrives meanwhile waits in libpq's queue, so a
+    // waiter drains before it polls. UNLISTENs when it goes. `db` must outlive it.
+    PgListener(Db& db, Channel channel);
     ~PgListener();
     PgListener(const PgListener&) = delete;
     PgListener& operator=(const PgListener&) = delete;
@@ -32,16 +40,20 @@ class PgListener {
     // reconnect once.
     bool drain();
     bool connected() const { return conn_ != nullptr; }
+    // Whether it shares its store's connection (above).
+    bool shared() const { return db_ != nullptr; }
     // Counts the connections made (from 1), so that a watcher sees a new socket.
     unsigned generation() const { return generation_; }
 
   private:
     bool connect();
+    bool listen(pg_conn* conn);
 
     std::string url_;
     Channel channel_;
     std::string payload_;
     pg_conn* conn_ = nullptr;
+    Db* db_ = nullptr;  // the store whose connection it shares, if it does
     unsigned generation_ = 0;
 };
 

@@ -151,7 +151,7 @@ KillResult Shutdowns::await_pending(const TeamRecord& team, const AgentRecord& a
 KillResult Shutdowns::await_answer(const TeamRecord& team, const AgentRecord& agent,
                                    ShutdownRequest request, const KillOptions& o,
                                    KillResult result) {
-    ChangeWatch watch(store_.home());
+    ChangeWatch watch(store_);  // on the store's own connection
     auto deadline = o.timeout ? clock_.steady() + *o.timeout : SteadyClock::time_point::max();
     auto supervisor = live_supervisor(store_, processes_, agent);
     for (;;) {
@@ -281,7 +281,7 @@ KillResult Shutdowns::forced_elsewhere(const AgentRecord& agent, std::int64_t re
 }
 
 bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadline) {
-    ChangeWatch watch(store_.home());
+    ChangeWatch watch(store_);  // on the store's own connection
     auto agent = load_agent(store_, agent_id);
     if (!agent) return true;
     if (!lives_here(store_, *agent)) {

@@ -92,7 +92,7 @@ TeardownResult Shutdowns::teardown(const TeamRecord& team, const Caller& caller,
 
     // Until every agent has ended or the grace is over: wake at each commit and at each
     // supervisor's exit.
-    ChangeWatch watch(store_.home());
+    ChangeWatch watch(store_);  // on the store's own connection
     auto deadline = clock_.steady() + o.grace;
     std::vector<std::optional<proc::Pidfd>> supervisors;
     for (const auto& agent : live)

@@ -49,7 +49,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 // The number of connections of `db` that LISTEN on `channel` (team_changes: waiting readers;
-// team_supervisors: supervisors' bells).
+// team_messages: readers of inboxes; team_supervisors: supervisors' bells).
 int listeners(const PgDatabase& db, const std::string& channel) {
     auto r = db.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = '" + db.name() +
                     "' AND query = 'LISTEN " + channel + "'");
@@ -78,7 +78,7 @@ TEST_CASE("two homes share a team through the store: a send from one wakes a rea
         b.start({"inbox", "--team", "web", "--as", "w1", "--unread", "--wait", "120s", "--json"});
     // The reader is listening once it has read the (empty) inbox: wait for its connection (not
     // w1's supervisor's bell, which listens on another channel).
-    REQUIRE(team::test::eventually([&] { return listeners(store, "team_changes") >= 1; }, 30'000));
+    REQUIRE(team::test::eventually([&] { return listeners(store, "team_messages") >= 1; }, 30'000));
     ok(a, {"send", "w1", "hello from a", "--team", "web"});
     // Woken by the send, not at the end of its wait (which would return the message too).
     CHECK(team::test::eventually([&] { return !team::test::alive(reader.pid()); }, 30'000));
@@ -101,12 +101,11 @@ TEST_CASE("two homes share a team through the store: a send from one wakes a rea
         ">&3 && while [ ! -e stop ]; do sleep 0.05; done";
     Child mcp({"/bin/sh", "-c", "cd '" + dir.string() + "' && " + session},
               b.environment({{"TEAM_BIN", team::test::team_binary()}}));
-    // Listening once it has read the inbox: its watch of messages alone (the payload's LISTEN
-    // is the same statement, so wait for the session's connection count to settle at one).
+    // Once it has read the inbox, it listens for messages alone.
     REQUIRE(team::test::eventually(
         [&] { return team::test::slurp(dir / "out").find("\"id\":1") != std::string::npos; },
         30'000));
-    REQUIRE(team::test::eventually([&] { return listeners(store, "team_changes") == 1; }, 30'000));
+    REQUIRE(team::test::eventually([&] { return listeners(store, "team_messages") == 1; }, 30'000));
     for (int i = 0; i < 3; ++i) ok(a, {"task", "add", "t" + std::to_string(i), "--team", "web"});
     ok(a, {"send", "w1", "pushed from a", "--team", "web"});
     CHECK(team::test::eventually(
@@ -345,7 +344,8 @@ TEST_CASE(
         ok(a, {"spawn", "w2", "--", "sleep", "600"});
         auto single = b.start(
             {"inbox", "--team", "web", "--as", "w2", "--unread", "--wait", "120s", "--json"});
-        REQUIRE(team::test::eventually([&] { return listeners(db, "team_changes") >= 1; }, 30'000));
+        REQUIRE(
+            team::test::eventually([&] { return listeners(db, "team_messages") >= 1; }, 30'000));
         auto reader = Child({"/bin/sh", "-c", script},
                             b.environment({{"TEAM_BIN", team::test::team_binary()}}));
         int sent = 0;
@@ -383,7 +383,8 @@ TEST_CASE(
         // And a reader whose wait ends while the server is down: it ends too, at its timeout.
         auto short_wait =
             b.start({"inbox", "--team", "web", "--as", "w2", "--unread", "--wait", "2s", "--json"});
-        REQUIRE(team::test::eventually([&] { return listeners(db, "team_changes") >= 2; }, 30'000));
+        REQUIRE(
+            team::test::eventually([&] { return listeners(db, "team_messages") >= 2; }, 30'000));
         cluster.down("fast");
         CHECK(team::test::eventually([&] { return !team::test::alive(mid.pid()); }, 5'000));
         auto failed = mid.wait();
@@ -528,7 +529,7 @@ TEST_CASE(
         team::test::eventually([&] { return listeners(store, "team_supervisors") >= 1; }, 30'000));
     auto reader =
         b.start({"inbox", "--team", "web", "--as", "w1", "--unread", "--wait", "60s", "--json"});
-    REQUIRE(team::test::eventually([&] { return listeners(store, "team_changes") >= 1; }, 30'000));
+    REQUIRE(team::test::eventually([&] { return listeners(store, "team_messages") >= 1; }, 30'000));
     // Every connection of the database ends: the reader's, its listener's, the supervisor's bell.
     CHECK(store.terminate_sessions() >= 3);
     // Sent after the kill: the reader got its connections back and reads it (a reconnect counts
