@@ -189,6 +189,14 @@ class PgDb final : public Db {
 
     const std::string& name() const { return name_; }
 
+    bool share() {
+        if (shared_) return false;
+        shared_ = true;
+        return true;
+    }
+    void unshare() { shared_ = false; }
+    const std::string& url() const { return url_; }
+
     PGconn* connection() {
         if (in_write_) return nullptr;
         try {
@@ -335,6 +343,7 @@ class PgDb final : public Db {
     std::vector<std::string> secrets_;
     bool in_write_ = false;
     bool append_turn_due_ = false;  // a shared write that has not inserted yet
+    bool shared_ = false;           // a listener shares the connection (pg_share)
     bool stored_message_ = false;   // this write inserted into messages (it notifies so)
     bool lost_ = false;             // an error said the connection is gone
     std::unordered_map<std::string, std::string> prepared_;  // SQL -> name ("": run once)
@@ -480,6 +489,18 @@ std::unique_ptr<Db> open_postgresql(const std::string& url) {
 
 pg_conn* pg_connection(Db& db) {
     return static_cast<PgDb&>(db).connection();
+}
+
+bool pg_share(Db& db) {
+    return static_cast<PgDb&>(db).share();
+}
+
+void pg_unshare(Db& db) {
+    static_cast<PgDb&>(db).unshare();
+}
+
+const std::string& pg_url(const Db& db) {
+    return static_cast<const PgDb&>(db).url();
 }
 
 void pg_begin_shared_write(Db& db) {

@@ -56,9 +56,15 @@ std::unique_ptr<Db> open_postgresql(const std::string& url);
 // password. The caller PQfinish-es it.
 pg_conn* connect_postgresql(const std::string& url, std::string* reason = nullptr);
 
-// The connection of `db` (which must come from open_postgresql), for a listener that shares it
+// The connection of `db` (which must come from open_postgresql), for the listener that shares it
 // (state/pg_listen.hpp); lost, it is made again first. nullptr when the store cannot be reached.
 pg_conn* pg_connection(Db& db);
+// One listener at a time shares a connection (a second, nested one would take the first's
+// notifications and end its LISTEN): true when this one may, until pg_unshare.
+bool pg_share(Db& db);
+void pg_unshare(Db& db);
+// The connection string `db` was opened with.
+const std::string& pg_url(const Db& db);
 
 // Begins a shared write (state/shared_write.hpp) on `db`, which must come from open_postgresql.
 void pg_begin_shared_write(Db& db);

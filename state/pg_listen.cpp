@@ -19,14 +19,22 @@ PgListener::PgListener(const std::string& url, Channel channel, std::string payl
     }
 }
 
-PgListener::PgListener(Db& db, Channel channel) : channel_(channel), db_(&db) {
+PgListener::PgListener(Db& db, Channel channel) : channel_(channel) {
+    // Nested in another's wait on the same store: a connection of its own, as from a URL.
+    if (pg_share(db)) {
+        db_ = &db;
+    } else {
+        url_ = pg_url(db);
+    }
     if (!connect()) {
+        if (db_) pg_unshare(db);
         throw StoreError(StoreError::Kind::unreachable,
                          "cannot reach " + pg_store_name(db) + " to wait for changes");
     }
 }
 
 PgListener::~PgListener() {
+    if (db_) pg_unshare(*db_);
     if (!conn_) return;
     if (!db_) {
         PQfinish(conn_);

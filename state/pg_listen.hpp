@@ -27,7 +27,9 @@ class PgListener {
     // LISTENs on the connection of `db` (a PostgreSQL store's) instead of one of its own: no
     // second connection to make (a backend start, 15-30 ms of a command's life). The owner runs
     // its statements on it between waits; what arrives meanwhile waits in libpq's queue, so a
-    // waiter drains before it polls. UNLISTENs when it goes. `db` must outlive it.
+    // waiter drains before it polls. UNLISTENs when it goes. `db` must outlive it. One listener
+    // at a time shares a connection: one made while another does (a wait nested in another's)
+    // gets a connection of its own.
     PgListener(Db& db, Channel channel);
     ~PgListener();
     PgListener(const PgListener&) = delete;
