@@ -7,8 +7,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -595,4 +597,40 @@ TEST_CASE("a wrong store, a store without the schema, and one newer than team: c
     r = fresh.run({"list"});
     CHECK(r.exit_code == 4);
     CHECK_THAT(r.err, Catch::Contains("team store migrate"));
+}
+
+TEST_CASE("the PostgreSQL schema has the tables and columns of SQLite's, no more and no fewer",
+          "[pg-only][schema]") {
+    // state/pg_schema.cpp spells the schema again in PostgreSQL's dialect beside
+    // state/schema.cpp's SQLite migrations: the two must not drift apart.
+    PgDatabase store;
+    TeamEnv pg(store.url()), lite("sqlite");
+    ok(pg, {"create", "s"});
+    ok(lite, {"create", "s"});
+    std::set<std::string> on_pg, on_sqlite;
+    auto pg_columns = store.sql(
+        "SELECT c.table_name || '.' || c.column_name FROM information_schema.columns c JOIN "
+        "information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = "
+        "c.table_name WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'");
+    REQUIRE(pg_columns.exit_code == 0);
+    for (const auto& line : lines_of(pg_columns.out)) on_pg.insert(line);
+    {
+        team::Store sqlite(lite.home(), "");
+        team::Statement columns(sqlite.db(), R"sql(
+            SELECT m.name || '.' || p.name FROM sqlite_master m, pragma_table_info(m.name) p
+            WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'
+        )sql");
+        while (columns.executeStep()) on_sqlite.insert(columns.getColumn(0).getString());
+    }
+    // Each engine's own bookkeeping: the schema's version (SQLite keeps it in user_version).
+    on_pg.erase("team_schema.version");
+    std::vector<std::string> only_pg, only_sqlite;
+    std::set_difference(on_pg.begin(), on_pg.end(), on_sqlite.begin(), on_sqlite.end(),
+                        std::back_inserter(only_pg));
+    std::set_difference(on_sqlite.begin(), on_sqlite.end(), on_pg.begin(), on_pg.end(),
+                        std::back_inserter(only_sqlite));
+    CAPTURE(Json(only_pg).dump(), Json(only_sqlite).dump());
+    CHECK(on_pg.size() > 50);
+    CHECK(only_pg.empty());
+    CHECK(only_sqlite.empty());
 }
