@@ -1,7 +1,7 @@
 // The mixed load (load_mix.hpp): the mix of operations, the processes that carry them out, and
 // the check of the store against what each process reported.
 //
-// Setup fills the task list with SQL straight into team.db (after `team create` has made it),
+// Setup fills the task list with SQL straight into the store (after `team create` has made it),
 // the rows `team task add` writes, so that it takes milliseconds rather than thousands of
 // processes (as bench/inbox.cpp does); `task-add` in the mix runs the real command.
 
@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
-#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +30,8 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+
+#include "state/store.hpp"
 
 extern char** environ;
 
@@ -175,6 +176,7 @@ std::vector<std::string> base_env(const LoadOptions& o) {
     }
     env.push_back("TEAM_HOME=" + o.home);
     env.push_back("TEAM_NAME=" + o.team);
+    if (!o.store.empty()) env.push_back("TEAM_STORE=" + o.store);
     env.insert(env.end(), o.extra_env.begin(), o.extra_env.end());
     return env;
 }
@@ -478,52 +480,35 @@ class Mix {
 
 // ---- Setup and the store ---------------------------------------------------------------------
 
+// The home's store (SQLite's team.db, or the PostgreSQL store the options name), through
+// team's own store: the setup's rows and the check's reads in the dialect both engines speak.
 class Db {
   public:
-    Db(const std::string& path, bool write) {
-        int flags = write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
-        if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-            std::string error = sqlite3_errmsg(db_);
-            sqlite3_close(db_);
-            throw std::runtime_error("load: cannot open " + path + ": " + error);
-        }
-        sqlite3_busy_timeout(db_, 10'000);
-    }
-    ~Db() { sqlite3_close(db_); }
-    Db(const Db&) = delete;
-    Db& operator=(const Db&) = delete;
+    explicit Db(const LoadOptions& o) : store_(o.home, o.store) {}
 
-    void exec(const std::string& sql) {
-        char* error = nullptr;
-        int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
-        std::string message = error ? error : "";
-        sqlite3_free(error);
-        if (rc != SQLITE_OK) throw std::runtime_error("load: SQL failed: " + message);
+    bool postgresql() const { return store_.engine() == team::Db::Engine::postgresql; }
+    // One write transaction (the store's writers take turns).
+    void write(const std::string& sql) {
+        store_.write([&] { store_.db().exec(sql); });
     }
+    void exec(const std::string& sql) { store_.db().exec(sql); }
 
     // Every row of a query, each column as text ("" for NULL).
     std::vector<std::vector<std::string>> rows(const std::string& sql) {
-        sqlite3_stmt* st = nullptr;
-        if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
-            throw std::runtime_error(std::string("load: SQL failed: ") + sqlite3_errmsg(db_));
+        team::Statement st(store_.db(), sql);
         std::vector<std::vector<std::string>> out;
-        int rc;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while (st.executeStep()) {
             std::vector<std::string> row;
-            for (int i = 0; i < sqlite3_column_count(st); ++i) {
-                auto* v = sqlite3_column_text(st, i);
-                row.emplace_back(v ? reinterpret_cast<const char*>(v) : "");
+            for (int i = 0; i < st.getColumnCount(); ++i) {
+                row.push_back(st.getColumn(i).isNull() ? "" : st.getColumn(i).getString());
             }
             out.push_back(std::move(row));
         }
-        std::string error = sqlite3_errmsg(db_);
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE) throw std::runtime_error("load: SQL failed: " + error);
         return out;
     }
 
   private:
-    sqlite3* db_ = nullptr;
+    team::Store store_;
 };
 
 std::string quoted(const std::string& s) {
@@ -544,15 +529,14 @@ void setup(const LoadOptions& o, const Mix& mix) {
     timespec ts{};
     clock_gettime(CLOCK_REALTIME, &ts);
     std::string now = std::to_string(std::int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1'000'000);
-    Db db(o.home + "/team.db", true);
-    db.exec(
-        "BEGIN IMMEDIATE; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-        "WHERE i < " +
-        std::to_string(o.tasks) +
-        ") INSERT INTO tasks (team_id, id, subject, status, created_at, updated_at) "
-        "SELECT t.id, i, 'load task ' || i, 'pending', " +
-        now + ", " + now + " FROM n, teams t WHERE t.name = " + quoted(o.team) +
-        " AND t.status = 'active'; COMMIT; PRAGMA wal_checkpoint(TRUNCATE);");
+    Db db(o);
+    db.write("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+             std::to_string(o.tasks) +
+             ") INSERT INTO tasks (team_id, id, subject, status, created_at, updated_at) "
+             "SELECT t.id, i, 'load task ' || i, 'pending', " +
+             now + ", " + now + " FROM n, teams t WHERE t.name = " + quoted(o.team) +
+             " AND t.status = 'active'");
+    if (!db.postgresql()) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     auto status = mix.must({"status"});
     if (status["tasks"]["pending"] != o.tasks || status["liveAgents"] != o.agents)
         throw std::runtime_error("load setup: the team is not as set up: " + status.dump());
@@ -577,7 +561,7 @@ void check(const LoadOptions& o, Mix& mix, const std::vector<Log>& logs, LoadRep
     auto problem = [&](const std::string& what) {
         if (rep.problems.size() < 60) rep.problems.push_back(what);
     };
-    Db db(o.home + "/team.db", false);
+    Db db(o);
     std::string team =
         "(SELECT id FROM teams WHERE name = " + quoted(o.team) + " AND status = 'active')";
 
@@ -655,15 +639,17 @@ void check(const LoadOptions& o, Mix& mix, const std::vector<Log>& logs, LoadRep
         rep.claims += static_cast<int>(by.size());
         if (by.size() > 1) doubled.insert(task);
     }
-    for (auto& row : db.rows("SELECT json_extract(details, '$.taskId') FROM activity WHERE type "
-                             "= 'task_claimed' AND team_id = " +
-                             team + " GROUP BY 1 HAVING count(*) > 1")) {
+    std::string task_id =
+        db.postgresql() ? "details::json->>'taskId'" : "json_extract(details, '$.taskId')";
+    for (auto& row : db.rows("SELECT " + task_id +
+                             " FROM activity WHERE type = 'task_claimed' AND team_id = " + team +
+                             " GROUP BY 1 HAVING count(*) > 1")) {
         doubled.insert(std::stoll(row[0]));
     }
     for (auto t : doubled) problem("task " + std::to_string(t) + " was claimed twice");
     rep.double_claims = static_cast<int>(doubled.size());
     for (auto& row :
-         db.rows("SELECT id, status, ifnull(owner, '') FROM tasks WHERE team_id = " + team)) {
+         db.rows("SELECT id, status, coalesce(owner, '') FROM tasks WHERE team_id = " + team)) {
         auto it = claimed.find(std::stoll(row[0]));
         if (it != claimed.end() && (row[1] != "in_progress" || row[2] != it->second[0])) {
             ++rep.wrong_owner;
@@ -681,10 +667,11 @@ void check(const LoadOptions& o, Mix& mix, const std::vector<Log>& logs, LoadRep
     rep.spawned = static_cast<int>(x.spawned.size());
     rep.killed = static_cast<int>(x.killed.size());
     std::map<std::string, std::vector<std::string>> record;
-    for (auto& row : db.rows("SELECT name, status, ifnull(exit_reason, ''), "
-                             "'exit ' || ifnull(exit_code, '-') || ' signal ' || "
-                             "ifnull(signal, '-') || ' made ' || created_at || ' ended ' || "
-                             "ifnull(terminated_at, '-') FROM agents WHERE "
+    for (auto& row : db.rows("SELECT name, status, coalesce(exit_reason, ''), "
+                             "'exit ' || coalesce(CAST(exit_code AS TEXT), '-') || ' signal ' || "
+                             "coalesce(CAST(signal AS TEXT), '-') || ' made ' || "
+                             "CAST(created_at AS TEXT) || ' ended ' || "
+                             "coalesce(CAST(terminated_at AS TEXT), '-') FROM agents WHERE "
                              "name LIKE 'x%' AND team_id = " +
                              team)) {
         if (record.count(row[0])) ++rep.extras_wrong_state, problem("two records of " + row[0]);
@@ -703,8 +690,9 @@ void check(const LoadOptions& o, Mix& mix, const std::vector<Log>& logs, LoadRep
                               : x.failed.count(name) ? "whose spawn failed"
                                                      : "never spawned";
             std::string history;
-            for (auto& a : db.rows("SELECT at || ' ' || actor || ' ' || type || ' ' || "
-                                   "ifnull(details, '') FROM activity WHERE details LIKE '%\"" +
+            for (auto& a : db.rows("SELECT CAST(at AS TEXT) || ' ' || actor || ' ' || type || "
+                                   "' ' || coalesce(details, '') FROM activity WHERE details "
+                                   "LIKE '%\"" +
                                    name + "@%' ORDER BY id")) {
                 history += "\n    " + a[0];
             }

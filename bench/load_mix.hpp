@@ -60,11 +60,12 @@ struct LoadOptions {
     int workers = 64;                    // threads, each running one team process at a time
     double seconds = 30;                 // how long the mix runs
     std::vector<std::string> extra_env;  // "K=V" given to every process (and every agent)
-    unsigned seed = 1;                   // of the operation mix and the message texts
-    std::string team = "load";           // the team created in the home
-    int agents = 8;                      // long-lived agents (a0, a1, ...)
-    int tasks = 5000;                    // pending tasks at the start
-    int max_extras = 6;                  // short-lived agents alive (or starting) at once
+    std::string store;  // the store's URL, given as TEAM_STORE to every process ("": SQLite)
+    unsigned seed = 1;  // of the operation mix and the message texts
+    std::string team = "load";  // the team created in the home
+    int agents = 8;             // long-lived agents (a0, a1, ...)
+    int tasks = 5000;           // pending tasks at the start
+    int max_extras = 6;         // short-lived agents alive (or starting) at once
 };
 
 // Latencies and exit codes of one operation.
