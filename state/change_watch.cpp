@@ -15,7 +15,6 @@
 #include <cstring>
 
 #include "base/error.hpp"
-#include "state/pg_db.hpp"
 #include "state/pg_listen.hpp"
 #include "state/store.hpp"
 

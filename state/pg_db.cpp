@@ -196,6 +196,7 @@ class PgDb final : public Db {
     }
     void unshare() { shared_ = false; }
     const std::string& url() const { return url_; }
+    unsigned resets() const { return resets_; }
 
     PGconn* connection() {
         if (in_write_) return nullptr;
@@ -287,6 +288,7 @@ class PgDb final : public Db {
         if (!lost_ && PQstatus(conn_) == CONNECTION_OK) return;
         if (in_write_) throw error(nullptr, When::statement);
         PQreset(conn_);
+        ++resets_;  // a listener sharing the connection lost its LISTEN (pg_resets)
         if (PQstatus(conn_) != CONNECTION_OK) throw error(nullptr, When::statement);
         lost_ = false;
         set_up_session();
@@ -344,6 +346,7 @@ class PgDb final : public Db {
     bool in_write_ = false;
     bool append_turn_due_ = false;  // a shared write that has not inserted yet
     bool shared_ = false;           // a listener shares the connection (pg_share)
+    unsigned resets_ = 0;           // reconnections so far (PQreset)
     bool stored_message_ = false;   // this write inserted into messages (it notifies so)
     bool lost_ = false;             // an error said the connection is gone
     std::unordered_map<std::string, std::string> prepared_;  // SQL -> name ("": run once)
@@ -497,6 +500,10 @@ bool pg_share(Db& db) {
 
 void pg_unshare(Db& db) {
     static_cast<PgDb&>(db).unshare();
+}
+
+unsigned pg_resets(const Db& db) {
+    return static_cast<const PgDb&>(db).resets();
 }
 
 const std::string& pg_url(const Db& db) {

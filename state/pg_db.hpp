@@ -63,6 +63,8 @@ pg_conn* pg_connection(Db& db);
 // notifications and end its LISTEN): true when this one may, until pg_unshare.
 bool pg_share(Db& db);
 void pg_unshare(Db& db);
+// How many times `db` has made its connection again (each time, what LISTENed on it stopped).
+unsigned pg_resets(const Db& db);
 // The connection string `db` was opened with.
 const std::string& pg_url(const Db& db);
 

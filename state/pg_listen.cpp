@@ -70,6 +70,7 @@ bool PgListener::connect() {
             conn_ = nullptr;
             return false;
         }
+        resets_ = pg_resets(*db_);
         ++generation_;
         return true;
     }
@@ -91,6 +92,8 @@ int PgListener::socket() const {
 
 bool PgListener::drain() {
     if (!conn_) return connect();  // back: what was sent meanwhile is lost, so re-read
+    // The store's connection made again by a statement of its owner: LISTEN again, and re-read.
+    if (db_ && pg_resets(*db_) != resets_) return connect();
     bool woken = false;
     if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) {
         if (!db_) PQfinish(conn_);  // a shared one is the store's, made again by connect()

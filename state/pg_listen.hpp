@@ -55,7 +55,8 @@ class PgListener {
     Channel channel_;
     std::string payload_;
     pg_conn* conn_ = nullptr;
-    Db* db_ = nullptr;  // the store whose connection it shares, if it does
+    Db* db_ = nullptr;     // the store whose connection it shares, if it does
+    unsigned resets_ = 0;  // that connection's pg_resets when it LISTENed
     unsigned generation_ = 0;
 };
 
