@@ -34,26 +34,22 @@ TaskRecord read_task(Statement& row) {
     return t;
 }
 
-std::vector<std::int64_t> blockers_of(Db& db, std::int64_t team_id, std::int64_t id) {
-    Statement select(
-        db, "SELECT blocker FROM task_blockers WHERE team_id = ? AND task_id = ? ORDER BY blocker");
-    select.bind(1, team_id);
-    select.bind(2, id);
-    std::vector<std::int64_t> out;
-    while (select.executeStep()) out.push_back(select.getColumn(0).getInt64());
-    return out;
-}
-
 }  // namespace
 
 std::optional<TaskRecord> find_task(Store& store, std::int64_t team_id, std::int64_t id) {
-    auto& db = store.db();
-    Statement select(db, "SELECT " TEAM_TASK_COLUMNS " FROM tasks WHERE team_id = ? AND id = ?");
+    // The task and its blockers in one statement (one round trip to a server): a row a blocker,
+    // or one row with a null blocker.
+    Statement select(store.db(), "SELECT " TEAM_TASK_COLUMNS
+                                 ", b.blocker FROM tasks t LEFT JOIN task_blockers b ON "
+                                 "b.team_id = t.team_id AND b.task_id = t.id "
+                                 "WHERE t.team_id = ? AND t.id = ? ORDER BY b.blocker");
     select.bind(1, team_id);
     select.bind(2, id);
     if (!select.executeStep()) return std::nullopt;
     TaskRecord t = read_task(select);
-    t.blocked_by = blockers_of(db, team_id, id);
+    do {
+        if (!select.getColumn(9).isNull()) t.blocked_by.push_back(select.getColumn(9).getInt64());
+    } while (select.executeStep());
     return t;
 }
 
