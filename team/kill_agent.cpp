@@ -189,8 +189,9 @@ KillResult Shutdowns::await_answer(const TeamRecord& team, const AgentRecord& ag
         return result;
     }
     // Ended: once its supervisor is gone too, nothing of it is left.
-    await_end(agent.id, clock_.steady() + kSupervisorWait);
-    if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
+    std::optional<AgentRecord> last;
+    await_end(agent.id, clock_.steady() + kSupervisorWait, &last);
+    if (last) result.exit_reason = last->exit_reason;
     return result;
 }
 
@@ -225,8 +226,11 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     // The leader's command ends the tree itself: it does not depend on the supervisor, which
     // may be stopped, busy or gone.
     processes_.terminate_tree(agent_target(store_.home(), agent, false), SIGTERM, o.grace, true);
-    if (!await_end(agent.id, clock_.steady() + kSupervisorWait)) {
+    std::optional<AgentRecord> last;
+    bool ended = await_end(agent.id, clock_.steady() + kSupervisorWait, &last);
+    if (!ended) {
         finish_here(team, agent.id, caller.id());
+        last = load_agent(store_, agent.id);  // as finish_here left it
     } else if (agent.pane_id && agent.supervisor_pid &&
                tmux::TmuxServer::server_alive(store_.home())) {
         // The supervisor removes its pane before it records the end, but the `tmux kill-pane`
@@ -246,7 +250,7 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     auto request = find_request(store_, request_id);
     result.phase = request ? request->phase : ShutdownPhase::force_killed;
     if (request) result.reassigned = request->reassigned;
-    if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
+    if (last) result.exit_reason = last->exit_reason;
     auto left = processes_.find_tree(agent_target(store_.home(), agent, true));
     if (!left.empty()) {
         result.success = false;
@@ -263,15 +267,16 @@ KillResult Shutdowns::forced_elsewhere(const AgentRecord& agent, std::int64_t re
     // Its end, recorded by its supervisor once the tree is gone: the grace, then the hand-over,
     // and a margin for the store's round trips.
     auto wait = grace + kSupervisorWait + kSupervisorWait;
-    bool ended = await_end(agent.id, clock_.steady() + wait);
+    std::optional<AgentRecord> last;
+    bool ended = await_end(agent.id, clock_.steady() + wait, &last);
     auto request = find_request(store_, request_id);
     result.phase = request ? request->phase : ShutdownPhase::force_killed;
     if (request) result.reassigned = request->reassigned;
-    if (auto now_agent = load_agent(store_, agent.id)) result.exit_reason = now_agent->exit_reason;
+    if (last) result.exit_reason = last->exit_reason;
     if (!ended) {
         result.success = false;
         result.error = agent.id_string() + " runs in another home (" + agent.home_id.value_or("") +
-                       ") and its supervisor there did not record " + "its end within " +
+                       ") and its supervisor there did not record its end within " +
                        seconds_text(wait) +
                        ": the force stays requested, and is carried out when that supervisor " +
                        "hears it; if that machine is down, 'team agents' there records the end";
@@ -280,21 +285,23 @@ KillResult Shutdowns::forced_elsewhere(const AgentRecord& agent, std::int64_t re
     return result;
 }
 
-bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadline) {
-    ChangeWatch watch(store_);  // on the store's own connection
-    auto agent = load_agent(store_, agent_id);
+bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadline,
+                          std::optional<AgentRecord>* last) {
+    ChangeWatch watch(store_);  // on the store's own connection: each read below follows it
+    std::optional<AgentRecord> agent_slot;
+    auto& agent = last ? *last : agent_slot;
+    agent = load_agent(store_, agent_id);
     if (!agent) return true;
     if (!lives_here(store_, *agent)) {
         // Another home's: its supervisor records the end, seen through the store.
         for (;;) {
-            agent = load_agent(store_, agent_id);
             if (!agent || !agent->live()) return true;
             if (!watch.wait_until(deadline) && clock_.steady() >= deadline) return false;
+            agent = load_agent(store_, agent_id);
         }
     }
     auto supervisor = live_supervisor(store_, processes_, *agent);
     for (;;) {
-        agent = load_agent(store_, agent_id);
         if (!agent) return true;
         bool supervisor_gone = !supervisor || supervisor->exited();
         if (!agent->live() && supervisor_gone) return true;
@@ -302,6 +309,7 @@ bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadlin
         if (!watch.wait_until(deadline, {supervisor->fd()}) && clock_.steady() >= deadline) {
             return false;
         }
+        agent = load_agent(store_, agent_id);
     }
 }
 

@@ -210,8 +210,10 @@ class Shutdowns {
     KillResult forced_elsewhere(const AgentRecord& agent, std::int64_t request_id,
                                 std::chrono::milliseconds grace, KillResult result);
     // Waits until the agent is terminated and its supervisor has exited (an agent of another
-    // home: until it is terminated), or `deadline`.
-    bool await_end(std::int64_t agent_id, std::chrono::steady_clock::time_point deadline);
+    // home: until it is terminated), or `deadline`. `last`, when given, gets the record it read
+    // last (empty when there is none), so that the caller need not read it again.
+    bool await_end(std::int64_t agent_id, std::chrono::steady_clock::time_point deadline,
+                   std::optional<AgentRecord>* last = nullptr);
     // The agent's end when its supervisor could not record it: kills what is left of it,
     // records it (finish_agent) and removes its pane.
     void finish_here(const TeamRecord& team, std::int64_t agent_id, const std::string& actor);
