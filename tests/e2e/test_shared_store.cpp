@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <random>
@@ -208,11 +209,27 @@ TEST_CASE("shared writes run side by side, apart from whole writes, and append i
     // would wait for the first's commit, up to the lock timeout, and fail).
     team::begin_shared_write(one.db());
     team::begin_shared_write(two.db());
+    std::thread whole_writer, second;
+    std::atomic<bool> whole_done{false}, appended{false};
+    // However the test ends (a REQUIRE that fails throws): the open writes end, the first's
+    // before all (the others wait on its locks), and both threads are joined.
+    struct Ending {
+        std::function<void()> run;
+        ~Ending() { run(); }
+    } ending{[&] {
+        one.db().rollback_write();
+        if (!second.joinable()) two.db().rollback_write();
+        if (second.joinable()) second.join();
+        if (whole_writer.joinable()) whole_writer.join();
+    }};
     // A whole write waits for both.
-    std::atomic<bool> whole_done{false};
-    std::thread whole_writer([&] {
-        whole.write([&] {});
-        whole_done = true;
+    whole_writer = std::thread([&] {
+        try {
+            whole.write([&] {});
+            whole_done = true;
+        } catch (const std::exception&) {
+            // timed out: whole_done stays false, which the CHECK below reports
+        }
     });
     REQUIRE(team::test::eventually([&] { return waiting() == 1; }, 30'000));
     CHECK(!whole_done);
@@ -220,11 +237,14 @@ TEST_CASE("shared writes run side by side, apart from whole writes, and append i
     // The first to append holds the appenders' lock to its commit: the second's append waits,
     // so ids commit in their order (a reader by cursor never passes over one still to come).
     team::append_activity(one.db(), team_id, 1, "x@side", "probe", {{"n", "1"}});
-    std::atomic<bool> appended{false};
-    std::thread second([&] {
-        team::append_activity(two.db(), team_id, 2, "x@side", "probe", {{"n", "2"}});
-        appended = true;
-        two.db().commit_write();
+    second = std::thread([&] {
+        try {
+            team::append_activity(two.db(), team_id, 2, "x@side", "probe", {{"n", "2"}});
+            appended = true;
+            two.db().commit_write();
+        } catch (const std::exception&) {
+            two.db().rollback_write();  // `appended` false or the order below tells
+        }
     });
     REQUIRE(team::test::eventually([&] { return waiting() == 2; }, 30'000));
     CHECK(!appended);
@@ -380,13 +400,15 @@ TEST_CASE(
             return r.exit_code == 0 ? std::stoi(r.out) : -1;
         };
         REQUIRE(team::test::eventually([&] { return advisory("true") == 1; }, 30'000));
-        auto mid = a.start({"send", "w1", "mid-command", "--team", "web"});
-        REQUIRE(team::test::eventually([&] { return advisory("false") == 1; }, 30'000));
         // And a reader whose wait ends while the server is down: it ends too, at its timeout.
+        // Listening before the send starts: the send waits for the lock at most its timeout
+        // (10 s), and a loaded machine must not spend that on this reader's start.
         auto short_wait =
-            b.start({"inbox", "--team", "web", "--as", "w2", "--unread", "--wait", "2s", "--json"});
+            b.start({"inbox", "--team", "web", "--as", "w2", "--unread", "--wait", "5s", "--json"});
         REQUIRE(
             team::test::eventually([&] { return listeners(db, "team_messages") >= 2; }, 30'000));
+        auto mid = a.start({"send", "w1", "mid-command", "--team", "web"});
+        REQUIRE(team::test::eventually([&] { return advisory("false") == 1; }, 30'000));
         cluster.down("fast");
         CHECK(team::test::eventually([&] { return !team::test::alive(mid.pid()); }, 5'000));
         auto failed = mid.wait();
