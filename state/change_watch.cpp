@@ -110,31 +110,45 @@ int open_wake_fifo(const std::filesystem::path& home, std::filesystem::path& fif
     return fd;
 }
 
+namespace {
+
+// A SQLite home's wake-ups: this process's FIFO in it, else an inotify watch of the home.
+int watch_home(const std::filesystem::path& home, std::filesystem::path& fifo) {
+    int fd = open_wake_fifo(home, fifo);
+    return fd >= 0 ? fd : watch_dir(home, IN_ATTRIB | IN_CREATE | IN_MOVED_TO);
+}
+
+PgListener::Channel channel_of(ChangeWatch::Wake wake) {
+    return wake == ChangeWatch::Wake::messages ? PgListener::Channel::messages
+                                               : PgListener::Channel::changes;
+}
+
+// The epoll set that holds a listener's socket (watch_listener_socket).
+int listener_set() {
+    int fd = ::epoll_create1(EPOLL_CLOEXEC);
+    if (fd < 0) throw failed(std::string("cannot watch the store: ") + std::strerror(errno));
+    return fd;
+}
+
+}  // namespace
+
 ChangeWatch::ChangeWatch(const std::filesystem::path& home, Wake wake) : name_(kMarker) {
     if (std::string url = resolve_store_url(home); !url.empty()) {
-        pg_ = std::make_unique<PgListener>(url, wake == Wake::messages
-                                                    ? PgListener::Channel::messages
-                                                    : PgListener::Channel::changes);
-        fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-        if (fd_ < 0) throw failed(std::string("cannot watch the store: ") + std::strerror(errno));
+        pg_ = std::make_unique<PgListener>(url, channel_of(wake));
+        fd_ = listener_set();
         watch_listener_socket();
         return;
     }
-    fd_ = open_wake_fifo(home, fifo_);
-    if (fd_ < 0) fd_ = watch_dir(home, IN_ATTRIB | IN_CREATE | IN_MOVED_TO);
+    fd_ = watch_home(home, fifo_);
 }
 
 ChangeWatch::ChangeWatch(Store& store, Wake wake) : name_(kMarker) {
     if (store.engine() == Db::Engine::sqlite) {
-        fd_ = open_wake_fifo(store.home(), fifo_);
-        if (fd_ < 0) fd_ = watch_dir(store.home(), IN_ATTRIB | IN_CREATE | IN_MOVED_TO);
+        fd_ = watch_home(store.home(), fifo_);
         return;
     }
-    pg_ = std::make_unique<PgListener>(store.db(), wake == Wake::messages
-                                                       ? PgListener::Channel::messages
-                                                       : PgListener::Channel::changes);
-    fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-    if (fd_ < 0) throw failed(std::string("cannot watch the store: ") + std::strerror(errno));
+    pg_ = std::make_unique<PgListener>(store.db(), channel_of(wake));
+    fd_ = listener_set();
     watch_listener_socket();
 }
 
