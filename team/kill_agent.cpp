@@ -301,15 +301,20 @@ bool Shutdowns::await_end(std::int64_t agent_id, SteadyClock::time_point deadlin
         }
     }
     auto supervisor = live_supervisor(store_, processes_, *agent);
+    // The first read came before that look: a supervisor found gone may have recorded the end
+    // in between, so it is read again before "nobody recorded it" is concluded.
+    bool read_after_look = false;
     for (;;) {
         if (!agent) return true;
         bool supervisor_gone = !supervisor || supervisor->exited();
         if (!agent->live() && supervisor_gone) return true;
-        if (supervisor_gone) return false;  // nobody left to record it
-        if (!watch.wait_until(deadline, {supervisor->fd()}) && clock_.steady() >= deadline) {
+        if (supervisor_gone && read_after_look) return false;  // nobody left to record it
+        if (!supervisor_gone && !watch.wait_until(deadline, {supervisor->fd()}) &&
+            clock_.steady() >= deadline) {
             return false;
         }
         agent = load_agent(store_, agent_id);
+        read_after_look = true;
     }
 }
 
