@@ -20,7 +20,7 @@ namespace {
 
 using team::test::kSanitized;
 
-// The load on one home, on its SQLite file or on a database of the rig's PostgreSQL cluster,
+// The load on one home, on its SQLite file or on a database of the tests' PostgreSQL cluster,
 // and its checks.
 void load_proof(bool on_postgresql) {
     std::optional<team::test::PgDatabase> db;
@@ -104,7 +104,8 @@ TEST_CASE("load: 64 processes for 30 s mixing sends reads claims spawns and kill
     load_proof(false);
 }
 
-// The same load on a PostgreSQL store (the `pg` label, on the rig's cluster), the same checks.
+// The same load on a PostgreSQL store (the `pg` label, on the tests' cluster, scripts/pg-rig),
+// the same checks.
 TEST_CASE(
     "load on PostgreSQL: 64 processes mixing sends reads claims spawns and kills lose nothing",
     "[load][serial][pg-only]") {
