@@ -15,9 +15,12 @@ enum class ErrorCode {
     not_found,  // exit 3: the named thing does not exist
     refused,    // exit 4: not allowed for this caller or in this state, nothing changed
     timeout,    // exit 124: a wait ran out
+    // exit 6: what was done cannot be confirmed (an agent's host did not answer, SPEC 16); it
+    // is never reported as done
+    unconfirmed,
 };
 
-inline int exit_code(ErrorCode code) {
+constexpr int exit_code(ErrorCode code) {
     switch (code) {
         case ErrorCode::failed:
             return 1;
@@ -29,6 +32,8 @@ inline int exit_code(ErrorCode code) {
             return 4;
         case ErrorCode::timeout:
             return 124;
+        case ErrorCode::unconfirmed:
+            return 6;
     }
     return 1;
 }
@@ -45,6 +50,8 @@ inline std::string_view code_name(ErrorCode code) {
             return "refused";
         case ErrorCode::timeout:
             return "timeout";
+        case ErrorCode::unconfirmed:
+            return "unconfirmed";
     }
     return "failed";
 }

@@ -19,7 +19,9 @@ enum class TaskStatus { pending, in_progress, completed, deleted };
 enum class ShellStatus { starting, running, completed, killed, timed_out, failed };
 // How an agent is stopped, and where its request stands (SPEC 7).
 enum class ShutdownMethod { graceful, force };
-enum class ShutdownPhase { requested, approved, rejected, confirmed, force_killed };
+// `unconfirmed` is never stored: a kill-agent --force whose agent's host did not answer reports
+// it (SPEC 16), the request staying in its phase.
+enum class ShutdownPhase { requested, approved, rejected, confirmed, force_killed, unconfirmed };
 
 // The names of each state, in the order of its enumerators.
 template <class E>
@@ -54,8 +56,8 @@ struct StateNames<ShutdownMethod> {
 };
 template <>
 struct StateNames<ShutdownPhase> {
-    static constexpr std::array<std::string_view, 5> names{"requested", "approved", "rejected",
-                                                           "confirmed", "force_killed"};
+    static constexpr std::array<std::string_view, 6> names{
+        "requested", "approved", "rejected", "confirmed", "force_killed", "unconfirmed"};
     static constexpr std::string_view what = "shutdown phase";
 };
 

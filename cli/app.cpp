@@ -158,9 +158,13 @@ const Command kCommands[] = {
     {"run", add_run_command},
     {"doctor", add_doctor_command},
     {"store", add_store_command},
+    {"host", add_host_command},
     {"__supervise", add_supervise_command},
     {"__agent", add_supervise_command},  // declares the three hidden supervisors
     {"__acp", add_supervise_command},
+    {"__link", add_supervise_command},
+    {"__keeper", add_supervise_command},
+    {"__channel", add_supervise_command},
     {"mcp", add_mcp_command},      // the MCP server (mcp/)
     {"serve", add_serve_command},  // the HTTP API and dashboard (http/)
     {"completion", add_completion_command},
@@ -173,6 +177,8 @@ void add_commands(CLI::App& app, const char* only) {
     for (const auto& c : kCommands) {
         if (only ? std::strcmp(c.name, only) == 0
                  : std::strcmp(c.name, "__agent") != 0 && std::strcmp(c.name, "__acp") != 0 &&
+                       std::strcmp(c.name, "__link") != 0 && std::strcmp(c.name, "__keeper") != 0 &&
+                       std::strcmp(c.name, "__channel") != 0 &&
                        std::strcmp(c.name, "__complete") != 0) {
             c.add(app);
         }

@@ -94,8 +94,14 @@ void add_agents_command(CLI::App& app) {
                 if (a["exitCode"].is_number()) exit += " (" + a["exitCode"].dump() + ")";
                 if (a["signal"].is_string()) exit += " (" + a["signal"].get<std::string>() + ")";
             }
-            table.add({name, live ? out.green(status) : out.dim(status),
-                       a["paneId"].is_string() ? a["paneId"].get<std::string>() : "-",
+            // An agent on another host (SPEC 16): the host, and its state when it is not up.
+            std::string pane = a["paneId"].is_string() ? a["paneId"].get<std::string>() : "-";
+            if (a.contains("host") && a["host"].is_string()) {
+                std::string state = a.value("hostState", "");
+                pane = "on " + a["host"].get<std::string>() +
+                       (state == "up" || state.empty() ? "" : " (" + state + ")");
+            }
+            table.add({name, live ? out.green(status) : out.dim(status), pane,
                        a["pid"].is_number() ? a["pid"].dump() : "-",
                        a["color"].is_string() ? a["color"].get<std::string>() : "-",
                        live && open.contains(name) ? open[name].dump() : "-",

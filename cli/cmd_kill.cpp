@@ -23,7 +23,9 @@ void print_human(const Context& ctx, const ops::Result& result) {
     if (r["success"] != true) {
         ErrorCode code = result.exit_code == 124 ? ErrorCode::timeout
                          : result.exit_code == 4 ? ErrorCode::refused
-                                                 : ErrorCode::failed;
+                         : result.exit_code == exit_code(ErrorCode::unconfirmed)
+                             ? ErrorCode::unconfirmed
+                             : ErrorCode::failed;
         throw Error(code, r.value("error", std::string("the kill failed")));
     }
     std::string agent = r["agentId"], request = r["requestId"];

@@ -2,6 +2,7 @@
 // Hidden: started by `team shell start`, never by a person.
 #include <CLI/CLI.hpp>
 
+#include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "ops/supervisors.hpp"
@@ -36,6 +37,32 @@ void add_supervise_command(CLI::App& app) {
                             [acp_id](Context& ctx) { return ops::host_acp_agent(ctx, *acp_id); });
     acp->group("");
     acp->add_option("ID", *acp_id)->required();
+
+    // team __link --home DIR --ssh DEST --team-path PATH NAME: the home's link to a host
+    // (hosts/link.hpp), started by the first command that needs it.
+    struct LinkOptions {
+        std::string name, ssh, team_path = "team";
+        int ready_fd = 3;
+    };
+    auto l = std::make_shared<LinkOptions>();
+    auto* link = add_command(app, "__link", "", [l](Context& ctx) {
+        return ops::run_link(ctx, l->name, l->ssh, l->team_path, version(), l->ready_fd);
+    });
+    link->group("");
+    link->add_option("--ssh", l->ssh)->required();
+    link->add_option("--team-path", l->team_path);
+    link->add_option("NAME", l->name)->required();
+
+    // team __keeper --home DIR: the keeper of this home's lease when it is a host
+    // (hosts/keeper.hpp), started by the spawn of its first agent.
+    auto* keeper =
+        add_command(app, "__keeper", "", [](Context& ctx) { return ops::run_keeper(ctx, 3); });
+    keeper->group("");
+
+    // team __channel: the far end of a link, run by ssh on the host (ops/remote.hpp).
+    auto* channel =
+        add_command(app, "__channel", "", [](Context&) { return ops::run_channel(version()); });
+    channel->group("");
 }
 
 }  // namespace team::cli

@@ -39,6 +39,7 @@ void add_cancel_command(CLI::App& app);
 void add_permission_command(CLI::App& app);
 void add_session_command(CLI::App& app);
 void add_mcp_command(CLI::App& app);
+void add_host_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 
 }  // namespace team::cli

@@ -1,6 +1,9 @@
 // The operations of agents (SPEC 4): spawn, list, attach, prompt (logs: ops/log_ops.cpp).
+#include "hosts/keeper.hpp"
 #include "ops/operation.hpp"
+#include "ops/remote.hpp"
 #include "ops/table.hpp"
+#include "state/host_rows.hpp"
 #include "tasks/tasks.hpp"
 #include "team/acp_agents.hpp"
 #include "team/agents.hpp"
@@ -49,6 +52,12 @@ Result spawn_agent(Request& r) {
                           {"pid", optional_json(a.pid)},
                           {"color", optional_json(a.color)}};
     if (worktree) doc["worktree"] = agents.spawned_worktree();
+    // On a host of the store (SPEC 16), its keeper holds the host's lease while agents run here.
+    if (r.core.store().engine() == Db::Engine::postgresql) {
+        doc["host"] = r.args.has("host") ? nlohmann::json(r.args.string("host")) : nullptr;
+        auto keeper = hosts::ensure_keeper(r.core.store(), team_binary());
+        if (!keeper.empty()) doc["warning"] = keeper;
+    }
     return Result(doc);
 }
 
@@ -61,8 +70,21 @@ Result list_agents(Request& r) {
     auto states = Worktrees(r.core.store(), r.core.clock()).agent_states(team, list);
     // The session of each ACP agent (SPEC 15); one query when none is.
     auto acp = AcpAgents(r.core.store(), r.core.clock()).states(team);
+    // Each agent's host (SPEC 16): a host of the store by name, and its state; null for one of
+    // no host (this machine, or a home that is not a host).
+    std::map<std::string, std::pair<std::string, std::string>> hosts;
+    if (r.core.store().engine() == Db::Engine::postgresql) {
+        auto now = r.core.clock().now();
+        for (const auto& h : list_hosts(r.core.store())) {
+            hosts[h.home_id] = {h.name, str(host_state(h, now))};
+        }
+    }
     for (const auto& a : list) {
         doc.push_back(to_json(a));
+        auto host = a.home_id ? hosts.find(*a.home_id) : hosts.end();
+        doc.back()["host"] =
+            host == hosts.end() ? nlohmann::json() : nlohmann::json(host->second.first);
+        if (host != hosts.end()) doc.back()["hostState"] = host->second.second;
         if (auto s = states.find(a.name); s != states.end()) doc.back()["worktree"] = *s;
         if (auto s = acp.find(a.id); s != acp.end()) doc.back()["acp"] = s->second;
     }
@@ -81,7 +103,18 @@ Result attach(Request& r) {
     if (live.empty()) throw refused("team " + quote(team.name) + " has no live agent to attach to");
     std::string pane = live.front().pane_id.value_or("");
     if (auto name = r.args.optional_string("name")) {
-        pane = agents.find(team, *name).pane_id.value_or("");
+        auto agent = agents.find(team, *name);
+        if (r.core.store().engine() == Db::Engine::postgresql &&
+            !agent.lives_in(r.core.store().home_id())) {
+            auto host =
+                agent.home_id ? find_host_by_home(r.core.store(), *agent.home_id) : std::nullopt;
+            throw refused("agent " + quote(agent.name) + " runs on " +
+                          (host ? "host " + quote(host->name) + ": attach there, ssh -t " +
+                                      host->ssh + " team attach " + agent.name
+                                : std::string("another machine (home ") +
+                                      agent.home_id.value_or("?") + "): attach there"));
+        }
+        pane = agent.pane_id.value_or("");
     }
     return Result({{"team", team.name}, {"session", team.name}, {"paneId", pane}});
 }
@@ -204,6 +237,10 @@ const Operation spawn_agent_op{
             {.name = "reuse_branch",
              .type = Type::boolean,
              .help = "with --worktree: check out the branch if it exists already"},
+            {.name = "host",
+             .help = "run it on this host of the store (team host add), in that host's own tmux "
+                     "server under its own supervisor; --cwd is a directory there",
+             .placeholder = "NAME"},
             {.name = "command",
              .type = Type::command,
              .help = "the command and its arguments, executed as given (never through a shell)",
@@ -212,6 +249,7 @@ const Operation spawn_agent_op{
     .access = Access::write,
     .leader_only = true,
     .leader_action = "spawn agents",
+    .host_param = "host",
     .body = spawn_agent,
 };
 
@@ -276,6 +314,7 @@ const Operation prompt_agent_op{
     .access = Access::write,
     .waits = true,
     .reconcile = true,
+    .agent_param = "name",
     .validate = check_prompt_text,
     .body = prompt_agent,
 };

@@ -4,6 +4,7 @@
 #include "base/duration.hpp"
 #include "base/names.hpp"
 #include "ops/operation.hpp"
+#include "ops/remote.hpp"
 #include "state/activity.hpp"
 #include "team/agents.hpp"
 
@@ -111,6 +112,13 @@ bool Args::flag(std::string_view name) const {
     return has(name) && values_.at(std::string(name)).get<bool>();
 }
 
+bool Args::flag_if_declared(std::string_view name) const {
+    for (const auto& p : op_.params) {
+        if (p.name == name) return flag(name);
+    }
+    return false;
+}
+
 namespace {
 
 // A whole number from `min`, given as a JSON integer or as its digits (the command line).
@@ -212,6 +220,8 @@ Result invoke(Core& core, const Operation& op, const nlohmann::json& values, Nam
                 }
             }
             if (op.leader_only) require_leader(request.caller(), std::string(op.leader_action));
+            // What runs on another host is run there, by that host's team (SPEC 16).
+            if (auto remote = run_on_host(core, op, *args, request.team)) return std::move(*remote);
             if (op.reconcile && request.team) {
                 // Agents are checked against tmux and the OS before they are looked at.
                 Agents(core.store(), core.clock(), core.tmux()).reconcile(*request.team);

@@ -266,6 +266,7 @@ const Operation agent_logs_op{
     .access = Access::read,
     .waits = true,
     .reconcile = true,
+    .agent_param = "name",
     .validate = check_log_flags,
     .body = agent_logs,
 };

@@ -83,6 +83,8 @@ class Args {
     std::string string(std::string_view name) const;
     std::optional<std::string> optional_string(std::string_view name) const;
     bool flag(std::string_view name) const;
+    // The same for a flag the operation may not declare (false then).
+    bool flag_if_declared(std::string_view name) const;
     std::optional<long long> integer(std::string_view name) const;
     std::optional<std::chrono::milliseconds> duration(std::string_view name) const;
     std::vector<std::string> strings(std::string_view name) const;
@@ -167,6 +169,14 @@ struct Operation {
     // The parameter that names the team, when the operation takes it as its own argument
     // (status NAME, delete NAME); else the identity's team.
     std::string_view team_param = "";
+    // Where the operation runs when what it acts on is on another host (SPEC 16): that host's
+    // own `team` runs it, through the link (hosts/link.hpp), with the same values and identity.
+    // `agent_param` names the agent whose host it is (logs, prompt, kill-agent --force),
+    // `host_param` the host itself (spawn --host); `runs_on_host`, when set, says whether these
+    // values need the host (kill-agent: only --force; a graceful request is the store's).
+    std::string_view agent_param = "";
+    std::string_view host_param = "";
+    bool (*runs_on_host)(const Args&) = nullptr;
     // Checks of the values that need no lookup (a text's characters), run before the team and
     // the caller are resolved, so a malformed request is a usage error whatever else is wrong.
     void (*validate)(const Args&) = nullptr;

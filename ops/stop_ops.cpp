@@ -1,5 +1,6 @@
 // The operations that stop agents (SPEC 7).
 #include "ops/operation.hpp"
+#include "ops/remote.hpp"
 #include "ops/table.hpp"
 #include "team/shutdown.hpp"
 
@@ -20,15 +21,24 @@ std::optional<bool> notify_choice(const Args& a) {
 
 const Param kNotify{.name = "notify",
                     .type = Type::boolean,
-                    .help = "also type a notice of the request into the agent's pane, so an idle "
-                            "coding agent reads its inbox (on for agents spawned with --preset "
-                            "or --notify)"};
+                    .help =
+                        "also type a notice of the request into the agent's pane, so an idle "
+                        "coding agent reads its inbox (on for agents spawned with --preset "
+                        "or --notify)"};
 const Param kNoNotify{.name = "no_notify",
                       .type = Type::boolean,
                       .help = "type no notice into the pane, even for a preset's agent"};
 
+KillOptions kill_options(const Args& a);
+
 Result kill_agent(Request& r) {
-    const auto& a = r.args;
+    KillOptions k = kill_options(r.args);
+    KillResult result =
+        Shutdowns(r.core.store(), r.core.clock(), r.core.tmux()).kill(*r.team, r.caller(), k);
+    return {to_json(result), result.exit_code};
+}
+
+KillOptions kill_options(const Args& a) {
     KillOptions k;
     k.name = a.string("name");
     k.force = a.flag("force");
@@ -39,9 +49,7 @@ Result kill_agent(Request& r) {
     if (auto grace = a.duration("grace")) k.grace = *grace;
     k.reassign_to = a.optional_string("reassign_to");  // given empty: a bad name, not the pool
     k.notify = notify_choice(a);
-    KillResult result =
-        Shutdowns(r.core.store(), r.core.clock(), r.core.tmux()).kill(*r.team, r.caller(), k);
-    return {to_json(result), result.exit_code};
+    return k;
 }
 
 // SPEC 1.4: the result keeps its shape on every error.
@@ -58,6 +66,15 @@ nlohmann::json kill_agent_shape(const nlohmann::json& values) {
 }
 
 }  // namespace
+
+Result kill_agent_unanswered(Request& r, const std::string& why) {
+    KillOptions k = kill_options(r.args);
+    k.elsewhere_wait = std::chrono::milliseconds(0);
+    k.unanswered = why;
+    KillResult result =
+        Shutdowns(r.core.store(), r.core.clock(), r.core.tmux()).kill(*r.team, r.caller(), k);
+    return {to_json(result), result.exit_code};
+}
 
 const Operation kill_agent_op{
     .name = "kill_agent",
@@ -106,6 +123,8 @@ const Operation kill_agent_op{
     .leader_only = true,
     .leader_action = "kill agents",
     .waits = true,
+    .agent_param = "name",
+    .runs_on_host = [](const Args& a) { return a.flag("force"); },
     .body = kill_agent,
     .error_shape = kill_agent_shape,
 };

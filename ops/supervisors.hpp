@@ -22,4 +22,12 @@ int supervise_agent(Core& core, std::int64_t agent_id);
 // Hosts the ACP agent `agent_id` (team/acp_host.hpp), run by its pane supervisor.
 int host_acp_agent(Core& core, std::int64_t agent_id);
 
+// The three processes of hosts (SPEC 16): `team __link NAME`, the home's link to host NAME
+// (hosts/link.hpp); `team __keeper`, the keeper of this home's lease when it is a host
+// (hosts/keeper.hpp); `team __channel`, the far end of a link, run by ssh (ops/remote.hpp).
+int run_link(Core& core, const std::string& name, const std::string& ssh,
+             const std::string& team_path, const std::string& version, int ready_fd);
+int run_keeper(Core& core, int ready_fd);
+int run_channel(const std::string& version);
+
 }  // namespace team::ops

@@ -12,7 +12,7 @@ namespace {
 
 // The order of SPEC 3-10: teams, agents, messages, tasks, stopping agents, background shells,
 // executions (SPEC 13), team run, sessions, activity, worktrees (SPEC 14), ACP agents (SPEC 15);
-// then doctor and the store (SPEC 16).
+// then doctor, the store and its hosts (SPEC 16).
 // clang-format off
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,
@@ -34,6 +34,8 @@ const std::array kTable{
     &deny_permission_op,
     &doctor_op,
     &store_check_op,     &store_migrate_op,    &store_use_op,
+    &add_host_op,        &list_hosts_op,       &check_host_op,      &remove_host_op,
+    &lost_host_op,
     &show_agent_op,
 };
 // clang-format on

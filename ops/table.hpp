@@ -23,6 +23,7 @@ extern const Operation cancel_turn_op, list_permissions_op, answer_permission_op
 extern const Operation kill_shell_op, release_shell_op, gc_shells_op;
 extern const Operation start_shell_op, list_shells_op, shell_status_op, shell_output_op,
     wait_shell_op, run_op;
+extern const Operation add_host_op, list_hosts_op, check_host_op, remove_host_op, lost_host_op;
 extern const Operation exec_in_session_op, start_in_session_op, list_sessions_op, show_session_op,
     close_session_op;
 

@@ -45,18 +45,26 @@ Result claim_task(Request& r) {
 
 Result update_task(Request& r) {
     const auto& a = r.args;
-    tasks::TaskChange change{a.optional_string("status"), a.optional_string("owner"),
-                             a.flag("unassign"), a.optional_string("subject"),
-                             a.optional_string("description")};
+    tasks::TaskChange change{
+        a.optional_string("status"),  a.optional_string("owner"),       a.flag("unassign"),
+        a.optional_string("subject"), a.optional_string("description"), a.integer("epoch")};
     return {tasks::to_json(task_list(r).update(*r.team, r.caller(), a.string("id"), change))};
 }
 
 Result complete_task(Request& r) {
-    return {tasks::to_json(task_list(r).done(*r.team, r.caller(), r.args.string("id")))};
+    return {tasks::to_json(
+        task_list(r).done(*r.team, r.caller(), r.args.string("id"), r.args.integer("epoch")))};
 }
 
 const Param kTaskId{
     .name = "id", .help = "the task", .placeholder = "ID", .required = true, .positional = true};
+// SPEC 16's fencing token: the epoch the caller's claim returned.
+const Param kEpoch{.name = "epoch",
+                   .type = Type::integer,
+                   .help =
+                       "refuse the write when the task was handed back since the claim that "
+                       "returned this epoch",
+                   .placeholder = "N"};
 
 }  // namespace
 
@@ -152,7 +160,8 @@ const Operation update_task_op{
                {.name = "description",
                 .type = Type::text,
                 .help = "a new description ('-': read it from stdin)",
-                .placeholder = "TEXT"}},
+                .placeholder = "TEXT"},
+               kEpoch},
     .access = Access::write,
     .reconcile = true,
     .body = update_task,
@@ -164,7 +173,7 @@ const Operation complete_task_op{
     .tool = "task_done",
     .routes = {{"POST", "/api/teams/{team}/tasks/{id}/done"}},
     .summary = "mark a task completed (its owner or the leader)",
-    .params = {kTaskId},
+    .params = {kTaskId, kEpoch},
     .access = Access::write,
     .reconcile = true,
     .body = complete_task,

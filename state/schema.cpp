@@ -349,6 +349,28 @@ CREATE TABLE acp_transcript (
 ALTER TABLE agents ADD COLUMN home_id TEXT;
 ALTER TABLE shells ADD COLUMN home_id TEXT;
 )sql",
+    // 12: hosts (SPEC 16, second half): the machines whose `team` runs agents of the store's
+    // teams, reached over ssh, each with a lease its keeper renews by the store's clock; and an
+    // epoch on each task, raised when the task is handed back, so a write that carries an older
+    // one is refused (a fencing token).
+    R"sql(
+CREATE TABLE hosts (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    ssh         TEXT NOT NULL,             -- [USER@]HOST, as ssh takes it
+    team_path   TEXT NOT NULL,             -- the far team binary
+    home_id     TEXT NOT NULL UNIQUE,      -- the far home's id (state/home.hpp)
+    version     TEXT NOT NULL,             -- the far team's version when last checked
+    lease_ms    INTEGER NOT NULL,
+    renewed_at  INTEGER,                   -- by the store's clock; NULL: no keeper holds it
+    lost_at     INTEGER,                   -- `team host lost`, or its lease ran out
+    rtt_us      INTEGER,                   -- the last check's round trip
+    checked_at  INTEGER,
+    check_error TEXT,
+    added_at    INTEGER NOT NULL
+);
+ALTER TABLE tasks ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -12,7 +12,7 @@ class Database;
 
 namespace team {
 
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 
 // PRAGMA user_version of the open database.
 int schema_version(SQLite::Database& db);

@@ -10,7 +10,7 @@ namespace {
 
 // The columns read_task reads, in its order.
 #define TEAM_TASK_COLUMNS \
-    "id, subject, description, status, owner, claimed_at, warning, created_at, updated_at"
+    "id, subject, description, status, owner, claimed_at, warning, created_at, updated_at, epoch"
 
 // True (as SQL) while a blocker of the task `outer`.id is unfinished.
 std::string blocked_sql(const std::string& outer) {
@@ -31,6 +31,7 @@ TaskRecord read_task(Statement& row) {
     t.warning = column_or_null<std::string>(row.getColumn(6));
     t.created_at = row.getColumn(7).getInt64();
     t.updated_at = row.getColumn(8).getInt64();
+    t.epoch = row.getColumn(9).getInt64();
     return t;
 }
 
@@ -48,7 +49,9 @@ std::optional<TaskRecord> find_task(Store& store, std::int64_t team_id, std::int
     if (!select.executeStep()) return std::nullopt;
     TaskRecord t = read_task(select);
     do {
-        if (!select.getColumn(9).isNull()) t.blocked_by.push_back(select.getColumn(9).getInt64());
+        if (!select.getColumn(10).isNull()) {
+            t.blocked_by.push_back(select.getColumn(10).getInt64());
+        }
     } while (select.executeStep());
     return t;
 }
@@ -210,7 +213,8 @@ std::vector<std::string> hand_back_tasks(Db& db, std::int64_t team_id, const std
 
     Statement hand_back(db, R"sql(
         UPDATE tasks INDEXED BY tasks_owner
-        SET owner = ?, claimed_at = NULL, status = 'pending', warning = ?, updated_at = ?
+        SET owner = ?, claimed_at = NULL, status = 'pending', warning = ?, updated_at = ?,
+            epoch = epoch + 1
         WHERE team_id = ? AND owner = ? AND status IN ('pending', 'in_progress')
     )sql");
     bind_or_null(hand_back, 1, to);

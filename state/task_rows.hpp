@@ -26,6 +26,9 @@ struct TaskRecord {
     std::optional<std::string> warning;
     EpochMs created_at = 0;
     EpochMs updated_at = 0;
+    // Raised each time the task is handed back from an ended owner (SPEC 16's fencing token): a
+    // write that names an older epoch is refused.
+    std::int64_t epoch = 0;
 };
 
 struct TaskQuery {
@@ -61,7 +64,8 @@ void update_task_row(Store& store, std::int64_t team_id, std::int64_t id, TaskSt
 
 // Every task of `agent` (a member name) that is not completed or deleted loses its owner and its
 // claim time, becomes pending, and gets the warning "Reassigned: previous owner NAME
-// terminated"; with `to`, they are given to that member instead (still pending). Returns the
+// terminated", and its epoch raised; with `to`, they are given to that member instead (still
+// pending). Returns the
 // ids of those tasks, as strings, lowest first.
 std::vector<std::string> hand_back_tasks(Db& db, std::int64_t team_id, const std::string& agent,
                                          EpochMs at,

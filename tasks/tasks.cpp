@@ -67,6 +67,19 @@ void require_live_caller(Store& store, const Caller& caller, bool claiming) {
     }
 }
 
+// A write under a claim's epoch (SPEC 16's fencing token): a task handed back since (its owner
+// ended, or its host was lost) has a newer epoch, and the old claimant's write is refused. An
+// agent that writes must also still be live: one ended with its host's lease writes nothing.
+void check_fence(Store& store, const Task& t, const Caller& caller,
+                 std::optional<std::int64_t> epoch) {
+    if (epoch && *epoch != t.epoch) {
+        throw refused("task " + std::to_string(t.id) + " is at epoch " + std::to_string(t.epoch) +
+                      ", not " + std::to_string(*epoch) +
+                      ": it was handed back since that claim, and the write is refused");
+    }
+    if (!caller.is_leader) require_live_caller(store, caller, false);
+}
+
 std::string who(const std::string& owner, const Caller& caller) {
     return owner == caller.name ? "you (" + caller.id() + ")" : quote(owner);
 }
@@ -85,7 +98,8 @@ nlohmann::json to_json(const Task& t) {
             {"claimedAt", t.claimed_at ? nlohmann::json(iso8601(*t.claimed_at)) : nullptr},
             {"warning", t.warning ? nlohmann::json(*t.warning) : nullptr},
             {"createdAt", iso8601(t.created_at)},
-            {"updatedAt", iso8601(t.updated_at)}};
+            {"updatedAt", iso8601(t.updated_at)},
+            {"epoch", t.epoch}};
 }
 
 std::int64_t parse_task_id(const std::string& text) {
@@ -216,6 +230,7 @@ Task TaskList::update(const TeamRecord& team, const Caller& caller, const std::s
     }
     return store_.write([&] {
         Task t = require_task(store_, team, id);
+        check_fence(store_, t, caller, change.epoch);
         if (t.owner && *t.owner != caller.name && !caller.is_leader) {
             throw refused("task " + std::to_string(id) + " is owned by " + quote(*t.owner) +
                           "; only its owner or the leader can change it");
@@ -265,10 +280,12 @@ Task TaskList::update(const TeamRecord& team, const Caller& caller, const std::s
     });
 }
 
-Task TaskList::done(const TeamRecord& team, const Caller& caller, const std::string& given) {
+Task TaskList::done(const TeamRecord& team, const Caller& caller, const std::string& given,
+                    std::optional<std::int64_t> epoch) {
     auto id = parse_task_id(given);
     return store_.write([&] {
         Task t = require_task(store_, team, id);
+        check_fence(store_, t, caller, epoch);
         if (t.status == TaskStatus::completed || t.status == TaskStatus::deleted) {
             throw refused("task " + std::to_string(id) + " is already " + str(t.status));
         }

@@ -49,6 +49,8 @@ struct TaskChange {
     bool unassign = false;
     std::optional<std::string> subject;
     std::optional<std::string> description;
+    // The epoch of the claim the caller acts under (SPEC 16): refused when the task's is newer.
+    std::optional<std::int64_t> epoch;
 };
 
 class TaskList {
@@ -63,8 +65,9 @@ class TaskList {
     // Any member may change an unowned task; an owned one only its owner or the leader.
     Task update(const TeamRecord& team, const Caller& caller, const std::string& id,
                 const TaskChange& change);
-    // Its owner or the leader.
-    Task done(const TeamRecord& team, const Caller& caller, const std::string& id);
+    // Its owner or the leader. With `epoch`, refused when the task has been handed back since.
+    Task done(const TeamRecord& team, const Caller& caller, const std::string& id,
+              std::optional<std::int64_t> epoch = std::nullopt);
 
   private:
     Store& store_;

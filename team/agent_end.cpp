@@ -60,7 +60,9 @@ bool finish_agent(Store& store, const AgentRecord& agent, EpochMs at, const Term
     }
     Termination how = natural;
     const ShutdownRequest* decisive = forced ? forced : confirmed;
-    if (forced) {
+    if (natural.reason_stands) {
+        // as given
+    } else if (forced) {
         how.reason = "force_killed";
         how.actor = forced->requested_by;
     } else if (confirmed) {
@@ -81,7 +83,8 @@ bool finish_agent(Store& store, const AgentRecord& agent, EpochMs at, const Term
     auto tasks = mark_terminated(store, agent, at, how);
     if (!tasks) return false;
 
-    close_requests(store, agent.id, forced != nullptr, at, *tasks);
+    // A host lost: its force was never carried out, and the request says so (not force_killed).
+    close_requests(store, agent.id, forced != nullptr && !natural.reason_stands, at, *tasks);
 
     if (how.reason == "confirmed") {
         if (auto to = live_leader_name(store, agent.team_id)) {

@@ -26,6 +26,9 @@ struct Termination {
     std::string actor;                       // who ended it, for the activity log
     std::optional<std::string> reassign_to;  // its tasks go to this member (still pending)
     nlohmann::json details = nlohmann::json::object();  // more for the activity entry
+    // The reason stands whatever the agent's shutdown requests say (an agent lost with its
+    // host: a force asked of a host that never answered did not end it).
+    bool reason_stands = false;
 };
 
 // Marks a live agent terminated (in the caller's transaction): exit fields, its tasks handed

@@ -18,6 +18,7 @@
 
 #include "base/time.hpp"
 #include "proc/processes.hpp"
+#include "state/host_rows.hpp"
 #include "state/store.hpp"
 #include "team/teams.hpp"
 #include "team/worktrees.hpp"
@@ -76,6 +77,10 @@ class Agents {
     tmux::TmuxServer server() { return tmux::TmuxServer(tmux_); }
 
   private:
+    // Another home's agent on a host whose lease has run out: recorded as ended (lost),
+    // its tasks handed back, the host marked lost. True when this call recorded it.
+    bool end_if_host_lost(const std::vector<HostRecord>& hosts, const AgentRecord& agent);
+
     Store& store_;
     const Clock& clock_;
     tmux::Tmux& tmux_;

@@ -221,7 +221,7 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
     result.method = ShutdownMethod::force;
     result.request_id = std::to_string(request_id);
     if (!lives_here(store_, agent)) {
-        return forced_elsewhere(agent, request_id, o.grace, std::move(result));
+        return forced_elsewhere(agent, request_id, o, std::move(result));
     }
     // The leader's command ends the tree itself: it does not depend on the supervisor, which
     // may be stopped, busy or gone.
@@ -263,17 +263,26 @@ KillResult Shutdowns::force(const TeamRecord& team, const Caller& caller, const 
 }
 
 KillResult Shutdowns::forced_elsewhere(const AgentRecord& agent, std::int64_t request_id,
-                                       milliseconds grace, KillResult result) {
+                                       const KillOptions& o, KillResult result) {
     // Its end, recorded by its supervisor once the tree is gone: the grace, then the hand-over,
     // and a margin for the store's round trips.
-    auto wait = grace + kSupervisorWait + kSupervisorWait;
+    auto wait = o.elsewhere_wait.value_or(o.grace + kSupervisorWait + kSupervisorWait);
     std::optional<AgentRecord> last;
     bool ended = await_end(agent.id, clock_.steady() + wait, &last);
     auto request = find_request(store_, request_id);
     result.phase = request ? request->phase : ShutdownPhase::force_killed;
     if (request) result.reassigned = request->reassigned;
     if (last) result.exit_reason = last->exit_reason;
-    if (!ended) {
+    if (!ended && o.elsewhere_wait) {
+        // Its host did not answer (SPEC 16): never reported killed, and its tasks stay.
+        result.success = false;
+        result.phase = ShutdownPhase::unconfirmed;
+        result.error = o.unanswered + ": the end of " + agent.id_string() +
+                       " is not confirmed. The force stays requested (its supervisor carries it "
+                       "out if it hears); its tasks go back once its end is confirmed, its "
+                       "host's lease runs out, or `team host lost` is run";
+        result.exit_code = kUnconfirmedExit;
+    } else if (!ended) {
         result.success = false;
         result.error = agent.id_string() + " runs in another home (" + agent.home_id.value_or("") +
                        ") and its supervisor there did not record its end within " +

@@ -3,6 +3,7 @@
 
 #include "proc/terminate.hpp"
 #include "state/change_watch.hpp"
+#include "state/host_rows.hpp"
 #include "state/members.hpp"
 #include "team/agent_end.hpp"
 #include "team/agents.hpp"
@@ -28,12 +29,38 @@ bool spawn_under_way(proc::Processes& processes, const AgentRecord& agent, Epoch
 
 }  // namespace
 
+bool Agents::end_if_host_lost(const std::vector<HostRecord>& hosts, const AgentRecord& agent) {
+    auto host = std::find_if(hosts.begin(), hosts.end(),
+                             [&](const HostRecord& h) { return h.home_id == agent.home_id; });
+    if (host == hosts.end() || !lease_run_out(*host, clock_.now(), agent.created_at)) return false;
+    return store_.write([&] {
+        // Read again inside the write: a renewal or the agent's end may have come since.
+        auto fresh_host = find_host(store_, host->name);
+        auto now = load_agent(store_, agent.id);
+        if (!fresh_host || !now || !now->live()) return false;
+        auto at = clock_.now();
+        if (!lease_run_out(*fresh_host, at, agent.created_at)) return false;
+        mark_host_lost(store_, fresh_host->name, at);
+        nlohmann::json details = {{"host", fresh_host->name}};
+        return finish_agent(store_, *now, at,
+                            {"lost", std::nullopt, std::nullopt, "team", {}, details, true});
+    });
+}
+
 int Agents::reconcile(const TeamRecord& team) {
     int changed = 0;
     std::optional<std::vector<tmux::PaneInfo>> panes;
+    std::optional<std::vector<HostRecord>> hosts;
     for (const auto& agent : load_agents(store_, team, false)) {
-        // Another home's agent (a shared store): its processes are not ours to look at.
-        if (!agent.lives_in(store_.home_id())) continue;
+        // Another home's agent (a shared store): its processes are not ours to look at. On a
+        // host whose lease has run out (SPEC 16), it is taken as ended: its tasks go back, with
+        // a new epoch, and the host is lost (its keeper, if it ever renews again, is refused
+        // and ends what it still runs).
+        if (!agent.lives_in(store_.home_id())) {
+            if (!hosts) hosts = list_hosts(store_);
+            if (end_if_host_lost(*hosts, agent)) ++changed;
+            continue;
+        }
         if (auto supervisor = processes_.live(agent.supervisor_pid, agent.supervisor_start)) {
             // Its command has ended and its supervisor is recording that (it ends what is left
             // and writes the record): wait for it, so that the command that looks sees the end.

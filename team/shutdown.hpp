@@ -82,6 +82,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/time.hpp"
 #include "proc/processes.hpp"
 #include "state/shutdown_rows.hpp"
@@ -107,7 +108,15 @@ struct KillOptions {
     // Graceful: a notice typed into the agent's pane too, so that an idle coding agent reads
     // its inbox; unset: as its record says (AgentRecord::notify, on for a preset's agents).
     std::optional<bool> notify;
+    // --force of another home's agent: how long to wait for its end (default: the grace and
+    // two supervisor hand-overs). Set when that agent's host did not answer (SPEC 16): the
+    // force is stored for its supervisor, and an end not seen in time is `unconfirmed`.
+    std::optional<std::chrono::milliseconds> elsewhere_wait;
+    std::string unanswered;  // why the host did not answer, for the error
 };
+
+// kill-agent's exit code when the agent's end is not confirmed (its host did not answer).
+inline constexpr int kUnconfirmedExit = exit_code(ErrorCode::unconfirmed);
 
 // SPEC 7's result. `exit_code` is the process exit code it stands for (0, 4 for a rejection
 // that was waited for, 124 for a --timeout that ran out).
@@ -208,7 +217,7 @@ class Shutdowns {
     // A force on an agent of another home (SPEC 16): its supervisor there, rung through the
     // store, ends it; waits for the end it records.
     KillResult forced_elsewhere(const AgentRecord& agent, std::int64_t request_id,
-                                std::chrono::milliseconds grace, KillResult result);
+                                const KillOptions& o, KillResult result);
     // Waits until the agent is terminated and its supervisor has exited (an agent of another
     // home: until it is terminated), or `deadline`. `last`, when given, gets the record it read
     // last (empty when there is none), so that the caller need not read it again.

@@ -33,7 +33,7 @@ export class AgentsTable {
           ? JSON.stringify([a.worktree, LIVE.has(a.status), this.selected === a.name])
           : acp
             ? JSON.stringify([a.acp, a.status, Boolean(a.worktree), this.busy.has(a.name), this.selected === a.name])
-            : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal,
+            : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal, a.host, a.hostState,
               this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree), Boolean(a.acp)]),
       create: ({ a, wt, acp }) => (wt ? this.createWorktreeRow(a) : acp ? this.createAcpRow(a) : this.createRow(a)),
       update: (tr, { a, wt, acp }) => (wt ? this.updateWorktreeRow(tr, a) : acp ? this.updateAcpRow(tr, a) : this.updateRow(tr, a)),
@@ -100,7 +100,10 @@ export class AgentsTable {
     const st = tds[1].firstChild;
     st.className = `st st-${a.status}`;
     setText(st, a.status);
-    setText(tds[2], a.paneId ?? '-');
+    // An agent on another host (SPEC 16): its host before its pane, the host's state as a title.
+    setText(tds[2], a.host ? `${a.host} ${a.paneId ?? '-'}` : a.paneId ?? '-');
+    tds[2].title = a.host ? `on host ${a.host}: ${a.hostState ?? '?'}` : '';
+    tds[2].className = a.host ? `mono host-${a.hostState}` : 'mono';
     setText(tds[3], a.pid ?? '-');
     const open = this.ctx.openTasks(a.name);
     setText(tds[4], live && open ? open : '-');

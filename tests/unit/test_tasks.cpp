@@ -120,7 +120,8 @@ TEST_CASE("task ids are per team: 1, 2, 3, and a second team starts again at 1",
     CHECK(fx.list.add(fx.team, fx.lead, NewTask{"four", "", {}, {}}).id == 4);
     CHECK(fx.list.add(api, api_lead, NewTask{"api two", "", {}, {}}).id == 2);
     // A deleted task keeps its id: the next one does not reuse it.
-    fx.list.update(fx.team, fx.lead, "4", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, fx.lead, "4",
+                   TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
     CHECK(fx.add("five").id == 5);
     // Blockers are per team too: api's task 2 is not web's task 2.
     auto blocked = fx.list.add(api, api_lead, NewTask{"api three", "", {}, {"2"}});
@@ -130,7 +131,8 @@ TEST_CASE("task ids are per team: 1, 2, 3, and a second team starts again at 1",
           }) == ErrorCode::not_found);
 }
 
-TEST_CASE("a new task is pending, and its JSON has every field of SPEC 6", "[tasks]") {
+TEST_CASE("a new task is pending, and its JSON has every field of SPEC 6 (and SPEC 16's epoch)",
+          "[tasks]") {
     Fixture fx;
     fx.member("alice");
     fx.add("first");
@@ -152,7 +154,8 @@ TEST_CASE("a new task is pending, and its JSON has every field of SPEC 6", "[tas
                                 {"claimedAt", nullptr},
                                 {"warning", nullptr},
                                 {"createdAt", iso8601(kStart + 1500)},
-                                {"updatedAt", iso8601(kStart + 1500)}});
+                                {"updatedAt", iso8601(kStart + 1500)},
+                                {"epoch", 0}});
     auto plain = tasks::to_json(fx.show(1));
     CHECK(plain["owner"].is_null());
     CHECK(plain["blockedBy"] == nlohmann::json::array());
@@ -260,7 +263,8 @@ TEST_CASE("a completed, deleted or someone else's task cannot be claimed", "[tas
     fx.add("deleted");
     fx.add("assigned to bob", {}, std::string("bob"));
     fx.list.done(fx.team, fx.lead, "1");
-    fx.list.update(fx.team, fx.lead, "2", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, fx.lead, "2",
+                   TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
 
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused,
                             fx.list.claim(fx.team, alice, std::string("1")));
@@ -314,7 +318,7 @@ TEST_CASE("a task blocked by an unfinished task cannot be claimed until it is co
     CHECK_REFUSAL_UNCHANGED(
         fx, ErrorCode::refused,
         fx.list.update(fx.team, bob, "2",
-                       TaskChange{std::string("in_progress"), {}, false, {}, {}}));
+                       TaskChange{std::string("in_progress"), {}, false, {}, {}, {}}));
     CHECK(fx.available().empty());
 
     fx.list.done(fx.team, alice, "1");
@@ -336,11 +340,13 @@ TEST_CASE("a deleted blocker no longer blocks, and every unfinished blocker is n
     fx.list.claim(fx.team, alice, std::string("2"));
     CHECK_THAT(message_of([&] { fx.list.claim(fx.team, alice, std::string("4")); }),
                Catch::Contains("blocked by 1 (pending), 2 (in_progress), 3 (pending)"));
-    fx.list.update(fx.team, fx.lead, "1", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, fx.lead, "1",
+                   TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
     fx.list.done(fx.team, alice, "2");
     CHECK_THAT(message_of([&] { fx.list.claim(fx.team, alice, std::string("4")); }),
                Catch::Contains("blocked by 3 (pending)") && !Catch::Contains("1 ("));
-    fx.list.update(fx.team, fx.lead, "3", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, fx.lead, "3",
+                   TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
     CHECK(str(fx.list.claim(fx.team, alice, std::string("4")).status) == "in_progress");
     // A task may name a deleted or completed task as its blocker from the start.
     auto e = fx.add("after the deleted one", {"1", "2"});
@@ -357,7 +363,8 @@ TEST_CASE("claim without an id takes the lowest available task, and none availab
     fx.add("blocked by 2", {"2"});                      // 3
     fx.add("free too");                                 // 4
     fx.add("deleted");                                  // 5
-    fx.list.update(fx.team, fx.lead, "5", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, fx.lead, "5",
+                   TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
     CHECK(fx.available() == std::vector<std::int64_t>{2, 4});
 
     CHECK(fx.list.claim(fx.team, alice, std::nullopt).id == 2);
@@ -389,7 +396,8 @@ TEST_CASE("list is ordered by id, hides deleted tasks, and filters by owner, sta
     fx.add("7 blocked by 5", {"5"});
     fx.list.claim(fx.team, alice, std::string("3"));
     fx.list.done(fx.team, fx.lead, "5");
-    fx.list.update(fx.team, fx.lead, "6", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, fx.lead, "6",
+                   TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
 
     CHECK(fx.ids({}) == std::vector<std::int64_t>{1, 2, 3, 4, 5, 7});
     CHECK(fx.ids({{}, std::string("deleted"), false}) == std::vector<std::int64_t>{6});
@@ -434,29 +442,30 @@ TEST_CASE("update: nothing to change, both --owner and --unassign, bad values ar
     };
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::usage, update("1", TaskChange{}));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::usage,
-                            update("1", TaskChange{{}, std::string("alice"), true, {}, {}}));
+                            update("1", TaskChange{{}, std::string("alice"), true, {}, {}, {}}));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::usage,
-                            update("1", TaskChange{std::string("done"), {}, false, {}, {}}));
+                            update("1", TaskChange{std::string("done"), {}, false, {}, {}, {}}));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::usage,
-                            update("1", TaskChange{{}, {}, false, std::string(""), {}}));
+                            update("1", TaskChange{{}, {}, false, std::string(""), {}, {}}));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::usage,
-                            update("1", TaskChange{{}, {}, false, std::string(4097, 's'), {}}));
+                            update("1", TaskChange{{}, {}, false, std::string(4097, 's'), {}, {}}));
     CHECK_REFUSAL_UNCHANGED(
         fx, ErrorCode::usage,
-        update("1", TaskChange{{}, {}, false, {}, std::string((1 << 20) + 1, 'd')}));
+        update("1", TaskChange{{}, {}, false, {}, std::string((1 << 20) + 1, 'd'), {}}));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::usage,
-                            update("1", TaskChange{{}, {}, false, std::string("\xc3("), {}}));
+                            update("1", TaskChange{{}, {}, false, std::string("\xc3("), {}, {}}));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::not_found,
-                            update("1", TaskChange{{}, std::string("nobody"), false, {}, {}}));
+                            update("1", TaskChange{{}, std::string("nobody"), false, {}, {}, {}}));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused,
-                            update("1", TaskChange{{}, std::string("gone"), false, {}, {}}));
-    CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::not_found,
-                            update("2", TaskChange{std::string("completed"), {}, false, {}, {}}));
+                            update("1", TaskChange{{}, std::string("gone"), false, {}, {}, {}}));
+    CHECK_REFUSAL_UNCHANGED(
+        fx, ErrorCode::not_found,
+        update("2", TaskChange{std::string("completed"), {}, false, {}, {}, {}}));
     for (const char* bad : {"x", "0", "-1", "1.5"}) {
         INFO("id " << bad);
         CHECK_REFUSAL_UNCHANGED(
             fx, ErrorCode::usage,
-            update(bad, TaskChange{std::string("completed"), {}, false, {}, {}}));
+            update(bad, TaskChange{std::string("completed"), {}, false, {}, {}, {}}));
     }
 }
 
@@ -468,21 +477,22 @@ TEST_CASE("update: an owned task only by its owner or the leader, an unowned one
     fx.add("alice's", {}, std::string("alice"));
     fx.add("nobody's");
 
-    auto subject = [](const std::string& s) { return TaskChange{{}, {}, false, s, {}}; };
+    auto subject = [](const std::string& s) { return TaskChange{{}, {}, false, s, {}, {}}; };
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused,
                             fx.list.update(fx.team, bob, "1", subject("b")));
     CHECK_THAT(message_of([&] { fx.list.update(fx.team, bob, "1", subject("b")); }),
                Catch::Contains("owned by 'alice'"));
-    CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused,
-                            fx.list.update(fx.team, bob, "1", TaskChange{{}, {}, true, {}, {}}));
     CHECK_REFUSAL_UNCHANGED(
         fx, ErrorCode::refused,
-        fx.list.update(fx.team, bob, "1", TaskChange{{}, std::string("bob"), false, {}, {}}));
+        fx.list.update(fx.team, bob, "1", TaskChange{{}, {}, true, {}, {}, {}}));
+    CHECK_REFUSAL_UNCHANGED(
+        fx, ErrorCode::refused,
+        fx.list.update(fx.team, bob, "1", TaskChange{{}, std::string("bob"), false, {}, {}, {}}));
 
     fx.clock.t += 10;
     CHECK(fx.list.update(fx.team, alice, "1", subject("by alice")).subject == "by alice");
-    auto by_lead = fx.list.update(fx.team, fx.lead, "1",
-                                  TaskChange{{}, {}, false, {}, std::string("details by lead")});
+    auto by_lead = fx.list.update(
+        fx.team, fx.lead, "1", TaskChange{{}, {}, false, {}, std::string("details by lead"), {}});
     CHECK(by_lead.description == "details by lead");
     CHECK(by_lead.subject == "by alice");
     CHECK(by_lead.updated_at == kStart + 10);
@@ -491,7 +501,7 @@ TEST_CASE("update: an owned task only by its owner or the leader, an unowned one
     // Anyone may change an unowned task, and may give it to someone.
     CHECK(fx.list.update(fx.team, bob, "2", subject("by bob")).subject == "by bob");
     auto given =
-        fx.list.update(fx.team, bob, "2", TaskChange{{}, std::string("alice"), false, {}, {}});
+        fx.list.update(fx.team, bob, "2", TaskChange{{}, std::string("alice"), false, {}, {}, {}});
     CHECK(given.owner == std::optional<std::string>("alice"));
     CHECK(str(given.status) == "pending");
     CHECK_FALSE(given.claimed_at);
@@ -514,7 +524,7 @@ TEST_CASE(
 
     fx.clock.t += 100;
     auto t = fx.list.update(fx.team, alice, "1",
-                            TaskChange{std::string("in_progress"), {}, false, {}, {}});
+                            TaskChange{std::string("in_progress"), {}, false, {}, {}, {}});
     CHECK(str(t.status) == "in_progress");
     CHECK(t.owner == std::optional<std::string>("alice"));
     CHECK(t.claimed_at == std::optional<EpochMs>(kStart + 100));
@@ -522,11 +532,11 @@ TEST_CASE(
     CHECK_REFUSAL_UNCHANGED(
         fx, ErrorCode::refused,
         fx.list.update(fx.team, fx.lead, "3",
-                       TaskChange{std::string("in_progress"), {}, false, {}, {}}));
+                       TaskChange{std::string("in_progress"), {}, false, {}, {}, {}}));
 
     // --unassign of an in_progress task: pending, unowned, no claim time.
     fx.clock.t += 100;
-    t = fx.list.update(fx.team, alice, "1", TaskChange{{}, {}, true, {}, {}});
+    t = fx.list.update(fx.team, alice, "1", TaskChange{{}, {}, true, {}, {}, {}});
     CHECK(str(t.status) == "pending");
     CHECK_FALSE(t.owner);
     CHECK_FALSE(t.claimed_at);
@@ -535,7 +545,8 @@ TEST_CASE(
     // Back to pending keeps the owner but clears the claim time.
     fx.list.claim(fx.team, bob, std::string("1"));
     CHECK(fx.show(1).claimed_at);
-    t = fx.list.update(fx.team, bob, "1", TaskChange{std::string("pending"), {}, false, {}, {}});
+    t = fx.list.update(fx.team, bob, "1",
+                       TaskChange{std::string("pending"), {}, false, {}, {}, {}});
     CHECK(str(t.status) == "pending");
     CHECK(t.owner == std::optional<std::string>("bob"));
     CHECK_FALSE(t.claimed_at);
@@ -544,13 +555,15 @@ TEST_CASE(
     // The leader hands an in-progress task over: it stays in progress, claimed now by the new one.
     fx.list.claim(fx.team, bob, std::string("1"));
     fx.clock.t += 100;
-    t = fx.list.update(fx.team, fx.lead, "1", TaskChange{{}, std::string("alice"), false, {}, {}});
+    t = fx.list.update(fx.team, fx.lead, "1",
+                       TaskChange{{}, std::string("alice"), false, {}, {}, {}});
     CHECK(t.owner == std::optional<std::string>("alice"));
     CHECK(str(t.status) == "in_progress");
     CHECK(t.claimed_at == std::optional<EpochMs>(kStart + 300));
     // Its owner changing only its subject keeps the claim time.
     fx.clock.t += 100;
-    t = fx.list.update(fx.team, alice, "1", TaskChange{{}, {}, false, std::string("renamed"), {}});
+    t = fx.list.update(fx.team, alice, "1",
+                       TaskChange{{}, {}, false, std::string("renamed"), {}, {}});
     CHECK(t.claimed_at == std::optional<EpochMs>(kStart + 300));
     CHECK(str(t.status) == "in_progress");
 }
@@ -565,7 +578,8 @@ TEST_CASE("done: by its owner or the leader, once", "[tasks]") {
     fx.add("deleted");
     fx.list.claim(fx.team, alice, std::string("1"));
     fx.list.claim(fx.team, bob, std::string("2"));
-    fx.list.update(fx.team, fx.lead, "4", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, fx.lead, "4",
+                   TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
 
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused, fx.list.done(fx.team, bob, "1"));
     CHECK_THAT(message_of([&] { fx.list.done(fx.team, bob, "1"); }),
@@ -602,7 +616,7 @@ TEST_CASE("reassign hands a terminated agent's unfinished tasks back to the pool
     fx.list.claim(fx.team, alice, std::string("3"));
     fx.list.done(fx.team, alice, "3");
     fx.list.claim(fx.team, alice, std::string("4"));
-    fx.list.update(fx.team, alice, "4", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, alice, "4", TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
     fx.list.claim(fx.team, bob, std::string("5"));
     auto completed_before = fx.show(3);
     auto deleted_before = fx.show(4);
@@ -770,7 +784,8 @@ TEST_CASE("task counts by status, open tasks and open tasks per owner", "[tasks]
     fx.list.claim(fx.team, alice, std::string("1"));
     fx.list.claim(fx.team, alice, std::string("3"));
     fx.list.done(fx.team, alice, "3");
-    fx.list.update(fx.team, fx.lead, "4", TaskChange{std::string("deleted"), {}, false, {}, {}});
+    fx.list.update(fx.team, fx.lead, "4",
+                   TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
     CHECK(count_tasks_by_status(fx.store, fx.team.id) ==
           std::map<std::string, int>{
               {"pending", 2}, {"in_progress", 1}, {"completed", 1}, {"deleted", 1}});
@@ -846,7 +861,7 @@ TEST_CASE("a caller terminated after it was looked up cannot take a task", "[tas
     CHECK_THROWS_AS(fx.list.claim(fx.team, alice, std::string("1")), Error);
     CHECK_THROWS_AS(fx.list.claim(fx.team, alice, std::nullopt), Error);
     CHECK_THROWS_AS(fx.list.update(fx.team, alice, "2",
-                                   TaskChange{std::string("in_progress"), {}, false, {}, {}}),
+                                   TaskChange{std::string("in_progress"), {}, false, {}, {}, {}}),
                     Error);
     CHECK(fx.snapshot() == before);
     CHECK(fx.ids({std::string("alice"), {}, false}).empty());
@@ -860,7 +875,7 @@ TEST_CASE("completing through update follows the rule of done, and texts may not
     fx.add("unowned");
     fx.add("alice's");
     fx.list.claim(fx.team, alice, std::string("2"));
-    TaskChange complete{std::string("completed"), {}, false, {}, {}};
+    TaskChange complete{std::string("completed"), {}, false, {}, {}, {}};
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused, fx.list.update(fx.team, bob, "1", complete));
     CHECK_REFUSAL_UNCHANGED(fx, ErrorCode::refused, fx.list.update(fx.team, bob, "2", complete));
     CHECK(str(fx.list.update(fx.team, alice, "2", complete).status) == "completed");
@@ -911,8 +926,10 @@ TEST_CASE("the kept task counts always equal the tasks, through every kind of ch
     fx.list.claim(fx.team, alice, std::string("1"));
     fx.list.claim(fx.team, alice, std::string("2"));
     fx.list.done(fx.team, alice, "2");
-    fx.list.update(fx.team, fx.lead, "3", TaskChange{std::string("deleted"), {}, false, {}, {}});
-    fx.list.update(fx.team, fx.lead, "4", TaskChange{{}, {}, false, std::string("renamed"), {}});
+    fx.list.update(fx.team, fx.lead, "3",
+                   TaskChange{std::string("deleted"), {}, false, {}, {}, {}});
+    fx.list.update(fx.team, fx.lead, "4",
+                   TaskChange{{}, {}, false, std::string("renamed"), {}, {}});
     check();
     fx.store.write([&] {
         mark_terminated(fx.store, fx.record("alice"), fx.clock.now(),
