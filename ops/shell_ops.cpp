@@ -202,6 +202,12 @@ Result gc_shells(Request& r) {
     return {{{"released", ids}}};
 }
 
+// SPEC 16: a shell on another host of the store, started, looked at and ended by that host's
+// own team (ops/remote.hpp).
+const Param kShellHost{.name = "host",
+                       .help = "on this host of the store (team host add) rather than here",
+                       .placeholder = "NAME"};
+
 }  // namespace
 
 const Operation start_shell_op{
@@ -234,9 +240,11 @@ const Operation start_shell_op{
                 .type = Type::command,
                 .help = "the command and its arguments, executed as given (never through a shell)",
                 .placeholder = "CMD",
-                .required = true}},
+                .required = true},
+               kShellHost},
     .access = Access::write,
     .scope = Scope::named_team,
+    .host_param = "host",
     .body = start_shell,
 };
 
@@ -247,8 +255,10 @@ const Operation list_shells_op{
     .routes = {{"GET", "/api/teams/{team}/shells"}},
     .summary = "running background shells: id, command, started, status",
     .params = {{.name = "all", .type = Type::boolean, .help = "also list finished shells"},
-               {.name = "agent", .help = "only the shells of this agent", .placeholder = "NAME"}},
+               {.name = "agent", .help = "only the shells of this agent", .placeholder = "NAME"},
+               kShellHost},
     .scope = Scope::none,
+    .host_param = "host",
     .body = list_shells,
 };
 
@@ -262,8 +272,10 @@ const Operation shell_status_op{
                 .help = "the shell (bg-xxxxxx)",
                 .placeholder = "ID",
                 .required = true,
-                .positional = true}},
+                .positional = true},
+               kShellHost},
     .scope = Scope::none,
+    .host_param = "host",
     .body = shell_status,
 };
 
@@ -285,9 +297,11 @@ const Operation shell_output_op{
                 .min = 1},
                {.name = "follow",
                 .type = Type::boolean,
-                .help = "keep printing output as it comes, until the shell ends"}},
+                .help = "keep printing output as it comes, until the shell ends"},
+               kShellHost},
     .scope = Scope::none,
     .waits = true,
+    .host_param = "host",
     .body = shell_output,
 };
 
@@ -305,9 +319,11 @@ const Operation wait_shell_op{
                {.name = "timeout",
                 .type = Type::duration,
                 .help = "give up after this long (exit 124)",
-                .placeholder = "DUR"}},
+                .placeholder = "DUR"},
+               kShellHost},
     .scope = Scope::none,
     .waits = true,
+    .host_param = "host",
     .body = wait_shell,
 };
 
@@ -368,10 +384,12 @@ const Operation kill_shell_op{
                 .default_text = "5s"},
                {.name = "no_force",
                 .type = Type::boolean,
-                .help = "never send SIGKILL; report what is still running"}},
+                .help = "never send SIGKILL; report what is still running"},
+               kShellHost},
     .access = Access::write,
     .scope = Scope::none,
     .waits = true,
+    .host_param = "host",
     .body = kill_shell,
     .error_shape = kill_shell_shape,
 };
@@ -386,9 +404,11 @@ const Operation release_shell_op{
                 .help = "the shell",
                 .placeholder = "ID",
                 .required = true,
-                .positional = true}},
+                .positional = true},
+               kShellHost},
     .access = Access::write,
     .scope = Scope::none,
+    .host_param = "host",
     .body = release_shell,
 };
 
