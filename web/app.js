@@ -91,6 +91,24 @@ const loaders = {
   permissions: serial(() => permissions.load()), // only once the team has an ACP agent
   transcript: serial(() => transcript.refresh()), // only while one is open
 };
+// The store's hosts (SPEC 16, GET /api/hosts): none on a SQLite store, and then nothing shows.
+// Their leases change with no activity entry, so while there are hosts and the page is on
+// screen they are fetched again every 2 s (a read of one small table).
+const hostList = { hosts: [] };
+async function loadHosts() {
+  hostList.hosts = await api('/api/hosts');
+  const el = $('hosts');
+  el.hidden = hostList.hosts.length === 0;
+  el.replaceChildren(
+    ...hostList.hosts.map((x) => {
+      let text = `${x.name} ${x.state}`;
+      if (typeof x.leaseAgeMs === 'number') text += ` · lease ${(x.leaseAgeMs / 1000).toFixed(1)} s`;
+      if (typeof x.rttMs === 'number') text += ` · ${x.rttMs.toFixed(1)} ms`;
+      return h(`span.host.host-${x.state}`, { title: `${x.ssh}: team ${x.version}, ${x.agents} live agent(s)` }, text);
+    }),
+  );
+}
+loaders.hosts = serial(loadHosts);
 const TEAM_PARTS = ['status', 'agents', 'tasks', 'executions', 'activity', 'worktrees', 'permissions'];
 
 function refreshNow(...parts) {
@@ -204,7 +222,8 @@ function openTranscript(name) {
 // What an activity type touches. Unknown types touch everything of the team.
 function partsFor(type) {
   if (type === 'message_sent') return [];
-  if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks', 'worktrees'];
+  if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks', 'worktrees', 'hosts'];
+  if (/^host_/.test(type)) return ['hosts', 'agents'];
   if (/^worktree_/.test(type)) return ['worktrees', 'agents'];
   if (/^tasks?_/.test(type)) return ['tasks', 'teams', 'status'];
   if (/^(shell|execution|session)_/.test(type)) return ['executions'];
@@ -316,6 +335,7 @@ function wire() {
     tasks.render();
   });
   setInterval(tickTimes, 15000);
+  setInterval(() => !document.hidden && hostList.hosts.length && loaders.hosts().catch(report), 2000);
   setInterval(() => inboxes.isOpen() && loaders.inboxes(), 10000);
   // Agents commit and edit in their worktrees without an activity event: their branches' state
   // is looked at again every 10 s, only while a live agent has a worktree (or the kept worktrees
@@ -333,7 +353,7 @@ async function boot() {
   // after it (the first paint waits for both).
   const named = decodeURIComponent(location.hash.slice(1));
   try {
-    await Promise.all([loaders.teams(), named ? selectTeam(named) : null]);
+    await Promise.all([loaders.teams(), named ? selectTeam(named) : null, loaders.hosts()]);
   } catch (e) {
     return report(e);
   }
