@@ -291,7 +291,7 @@ TEST_CASE("mcp: kill_agent, kill_shell, inbox_read and agent_spawn take SPEC 12'
                                 "forceAfterMs", "graceMs", "reassignTo", "notify", "noNotify"});
     CHECK(find_tool("kill_agent")->input_schema["required"] == Json{"agentId"});
     CHECK(properties(*find_tool("kill_shell")) ==
-          std::set<std::string>{"shell_id", "signal", "force", "timeout"});
+          std::set<std::string>{"shell_id", "signal", "force", "timeout", "host"});
     CHECK(properties(*find_tool("inbox_read")) ==
           std::set<std::string>{"agent", "unread", "type", "sinceId", "limit", "markRead", "waitMs",
                                 "team"});
@@ -334,7 +334,10 @@ TEST_CASE("mcp: kill_agent, kill_shell, inbox_read and agent_spawn take SPEC 12'
 
     auto shell = find_tool("kill_shell")->call({{"shell_id", "bg-a1b2c3"}, {"force", false}});
     CHECK(shell.values == Json{{"id", "bg-a1b2c3"}, {"no_force", true}});
-    CHECK(properties(*find_tool("shell_release")) == std::set<std::string>{"shell_id"});
+    // A shell on another host of the store (SPEC 16): `host` passes as it is.
+    CHECK(find_tool("kill_shell")->call({{"shell_id", "bg-a1b2c3"}, {"host", "h2"}}).values ==
+          Json{{"id", "bg-a1b2c3"}, {"host", "h2"}});
+    CHECK(properties(*find_tool("shell_release")) == std::set<std::string>{"shell_id", "host"});
 
     auto inbox = find_tool("inbox_read")
                      ->call({{"sinceId", 3}, {"markRead", true}, {"waitMs", 250}, {"team", "web"}});
