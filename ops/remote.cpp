@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/names.hpp"
+#include "hosts/keeper.hpp"
 #include "hosts/link.hpp"
 #include "proc/detach.hpp"
 #include "state/host_rows.hpp"
@@ -133,6 +134,12 @@ class Channel {
             if (!store.empty() && (!mine || !*mine)) ::setenv("TEAM_STORE", store.c_str(), 1);
             Core core(Identity{});
             Store& s = core.store();
+            // A keeper that died (killed, out of memory) while agents of this home live is
+            // started again by the next contact (host check), before their lease runs out.
+            if (s.engine() == Db::Engine::postgresql &&
+                !live_agents_of_home(s, s.home_id()).empty()) {
+                hosts::ensure_keeper(s, team_binary());
+            }
             char name[256] = {};
             ::gethostname(name, sizeof name - 1);
             reply["hello"] = {{"version", version_},       {"homeId", s.home_id()},

@@ -142,6 +142,10 @@ export const scenarios = {
     assert.equal(m.text, 'heard you through the channel');
     const pushed = await fake.waitFor((c) => /<channel[^>]*>[\s\S]*ping from the leader/.test(c.all), 1000, 'the push');
     assert.ok(pushed);
+    // The ping's turn ends with the request that carries message_send's result (the fake then
+    // answers at once): a stop made before it lands mid-turn, and under load the model then read
+    // the request from its inbox before the push came, which this test is not about.
+    await fake.waitFor((c) => c.called('mcp__team__message_send').length >= 1, WAIT, "the ping turn's last request");
     // --no-notify: nothing is typed into the pane, the push is the request's only way in (with the
     // notice typed too, the model may take the typed line first under load and read its inbox).
     const r = await stop(home, 'w1', ['--no-notify']);

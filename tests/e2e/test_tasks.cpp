@@ -182,7 +182,7 @@ TEST_CASE("add, list, show, claim, update and done as a user runs them", "[tasks
     for (const auto& [k, v] : t.items()) keys.insert(k);
     CHECK(keys == std::set<std::string>{"id", "subject", "description", "status", "owner",
                                         "blockedBy", "claimedAt", "warning", "createdAt",
-                                        "updatedAt"});
+                                        "updatedAt", "epoch"});
     auto second = h.add("test the parser", {"--blocked-by", "1"});
     CHECK(second["id"] == "2");
     CHECK(second["blockedBy"] == Json{"1"});

@@ -243,7 +243,7 @@ test('initialize negotiates a revision and tools/list gives every tool with its 
   assert.deepEqual(Object.keys(kill.inputSchema.properties).sort(),
     ['agentId', 'force', 'forceAfterMs', 'graceMs', 'noNotify', 'notify', 'reason', 'reassignTo', 'teamName', 'timeoutMs', 'wait']);
   const killShell = tools.find((t) => t.name === 'kill_shell');
-  assert.deepEqual(Object.keys(killShell.inputSchema.properties).sort(), ['force', 'shell_id', 'signal', 'timeout']);
+  assert.deepEqual(Object.keys(killShell.inputSchema.properties).sort(), ['force', 'host', 'shell_id', 'signal', 'timeout']);
 }));
 
 test('a newer revision probe gets one the server speaks (raw initialize)', withHome(async (home) => {
