@@ -136,6 +136,17 @@ Result add_host(Request& r) {
         append_activity(store.db(), std::nullopt, now, r.core.actor(std::nullopt), "host_added",
                         {{"host", name}, {"ssh", target.ssh}, {"homeId", home_id}});
     });
+    // Agents that home already runs (a home of the shared store before it was a host) have a
+    // lease from now on: another hello, now that the row is there, starts its keeper (the first
+    // came before the row, when that home was no host yet).
+    if (!live_agents_of_home(store, home_id).empty()) {
+        try {
+            hosts::call(r.core.home(), target, team_binary(), {{"hello", nlohmann::json::object()}},
+                        kCheckTimeout);
+        } catch (const hosts::Unreachable&) {
+            // added all the same; `host check` starts the keeper once the host answers
+        }
+    }
     auto doc = host_json(store, host, now);
     doc["hostname"] = answer.hello.value("hostname", "");
     return Result(doc);
