@@ -440,10 +440,6 @@ class Link {
             end_ssh(out[0]);
             return false;
         }
-        {
-            std::lock_guard lock(m_);
-            hello_ = reply["hello"];
-        }
         reader_ = std::thread([this, fd = out[0], rest = buffer]() mutable { read(fd, rest); });
         return true;
     }
@@ -513,7 +509,6 @@ class Link {
     pid_t pid_ = -1;
     std::int64_t next_id_ = 0;
     std::map<std::int64_t, Pending*> pending_;
-    nlohmann::json hello_;
     SteadyClock::time_point last_use_ = SteadyClock::now();
     std::thread reader_;
 
