@@ -1,6 +1,10 @@
 #include "team/presets.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
@@ -52,25 +56,101 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
     nlohmann::json server = {{"command", binary}, {"args", mcp_args(t)}};
     std::string instructions = agent_instructions(t.agent, t.team);
     if (t.preset == "claude") {
-        // --mcp-config takes JSON text as well as files; --append-system-prompt keeps Claude
-        // Code's own system prompt.
+        // --mcp-config takes JSON text as well as files; --allowedTools mcp__team allows every
+        // tool of the server `team` and nothing else (each of --mcp-config and --allowedTools
+        // takes values up to the next flag: a flag follows each); --append-system-prompt keeps
+        // Claude Code's own system prompt.
         nlohmann::json config = {{"mcpServers", {{"team", server}}}};
-        flags = {"--mcp-config", config.dump(), "--append-system-prompt", instructions};
+        flags = {"--mcp-config",           config.dump(), "--allowedTools", "mcp__team",
+                 "--append-system-prompt", instructions};
     } else if (t.preset == "codex") {
-        // -c overrides ~/.codex/config.toml, a value parsed as TOML.
+        // -c overrides ~/.codex/config.toml, a value parsed as TOML. The server's tools are
+        // approved (Codex's TUI asks before each call otherwise); its own tools ask as set.
         flags = {"-c", "mcp_servers.team.command=" + toml_string(binary),
                  "-c", "mcp_servers.team.args=" + toml_array(mcp_args(t)),
+                 "-c", "mcp_servers.team.default_tools_approval_mode=" + toml_string("approve"),
                  "-c", "developer_instructions=" + toml_string(instructions)};
     } else {
         // Gemini CLI has no flag for an MCP server: it reads a system settings file named by
-        // GEMINI_CLI_SYSTEM_SETTINGS_PATH (and skips it when a directory above it is writable
-        // by others). Its instructions come from the server's `instructions`, the same text.
+        // GEMINI_CLI_SYSTEM_SETTINGS_PATH (where it reads it: gemini_settings_skipped). A
+        // trusted server's tools run without confirmation; without trust Gemini CLI does not
+        // offer them at all. Its instructions come from the server's `instructions`.
         w.file = t.home / "presets" / (t.team + "." + t.agent + ".gemini.json");
+        server["trust"] = true;
         w.file_content = nlohmann::json{{"mcpServers", {{"team", server}}}}.dump(2) + "\n";
         w.env.push_back("GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + w.file.string());
     }
     w.argv.insert(w.argv.begin() + 1, flags.begin(), flags.end());
     return w;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string mode_text(mode_t mode) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%o", static_cast<unsigned>(mode & 07777));
+    return text;
+}
+
+// Gemini CLI's test of one directory above the file: why it fails, if it does. A directory that
+// is not there yet is made by team, as this user, mode 0700.
+std::optional<std::string> directory_skipped(const fs::path& dir) {
+    struct stat link {};
+    if (::lstat(dir.c_str(), &link) != 0) return std::nullopt;
+    if (S_ISLNK(link.st_mode) && link.st_uid != 0) {
+        return quote(dir.string()) + " is a symbolic link owned by uid " +
+               std::to_string(link.st_uid) + ", not root";
+    }
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) return std::nullopt;
+    if (st.st_uid != 0) {
+        return quote(dir.string()) + " belongs to uid " + std::to_string(st.st_uid) +
+               ", not root";
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        std::string who = (st.st_mode & S_IWOTH) ? "others" : "its group";
+        return quote(dir.string()) + " is writable by " + who + " (mode " +
+               mode_text(st.st_mode) + ")";
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> ancestors_skipped(const fs::path& file) {
+    for (fs::path dir = file.parent_path();; dir = dir.parent_path()) {
+        if (auto why = directory_skipped(dir)) return why;
+        if (dir == dir.root_path() || dir.empty()) return std::nullopt;
+    }
+}
+
+}  // namespace
+
+std::optional<std::string> gemini_settings_skipped(const fs::path& file) {
+    fs::path absolute = fs::absolute(file).lexically_normal();
+    if (::geteuid() != 0) {
+        return "the file would belong to uid " + std::to_string(::geteuid()) + ", not root";
+    }
+    if (auto why = ancestors_skipped(absolute)) return why;
+    std::error_code ec;
+    fs::path real = fs::weakly_canonical(absolute, ec);
+    if (!ec && real != absolute) return ancestors_skipped(real);
+    return std::nullopt;
+}
+
+std::optional<std::string> gemini_settings_refusal(const fs::path& file) {
+    auto why = gemini_settings_skipped(file);
+    if (!why) return std::nullopt;
+    std::string fix =
+        ::geteuid() != 0
+            ? "Gemini CLI reads a settings file team writes only when team runs as root; as "
+              "another user, give Gemini the team's server in your own settings and spawn it "
+              "without --preset (docs/mcp.md, \"Gemini CLI\")"
+            : "use a home no directory above which is writable by group or others, such as "
+              "the default one (~/.local/state/team)";
+    return "Gemini CLI would skip the preset's settings file " + quote(file.string()) + ": " +
+           *why + ". It reads one only when root owns it and every directory above it, none "
+           "writable by group or others, and would start without the team's tools. Fix: " + fix;
 }
 
 }  // namespace team

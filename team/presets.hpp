@@ -2,11 +2,15 @@
 // coding agent that knows its team from its first second: `team mcp` wired in as an MCP server
 // (acting as the agent: --home, --team and --as are given explicitly, since harnesses may start
 // MCP servers with a scrubbed environment) and a short instruction to answer shutdown requests,
-// claim tasks and report through the inbox. The flags were checked against the CLIs from npm
-// (Claude Code 2.1.197, Codex 0.169.0, Gemini CLI 0.61.0): docs/mcp.md says how.
+// claim tasks and report through the inbox. Each preset also lets the agent call that server's
+// tools, and only that server's, without asking its person (issue 37), in the agent's own terms:
+// Claude Code's --allowedTools, Codex's default_tools_approval_mode, Gemini CLI's trust. The
+// flags were checked against the CLIs from npm (Claude Code 2.1.197, Codex 0.169.0, Gemini CLI
+// 0.61.0), each interactive in a pane with nothing allowed beforehand: docs/mcp.md says how.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,5 +38,16 @@ struct PresetWiring {
 // The command `argv` (or the preset's program when empty) with the preset's flags. Throws a
 // usage error for an unknown preset, naming the ones there are.
 PresetWiring wire_preset(const PresetTarget& target, const std::vector<std::string>& argv);
+
+// Why Gemini CLI would skip a system settings file that team writes at `file` (as this process's
+// user, mode 0600, in directories it makes with mode 0700), or nothing when it would read it.
+// Gemini CLI (0.61) reads such a file only when root owns it and every directory above it, none
+// of them writable by group or others, and no symbolic link on the way owned by another user; it
+// skips one that fails with only a warning, and its agent then starts without the team's tools.
+std::optional<std::string> gemini_settings_skipped(const std::filesystem::path& file);
+
+// The refusal of a Gemini preset whose settings file Gemini CLI would skip: the reason and what
+// to do about it; nothing when it would read the file.
+std::optional<std::string> gemini_settings_refusal(const std::filesystem::path& file);
 
 }  // namespace team

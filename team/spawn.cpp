@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "base/error.hpp"
 #include "base/names.hpp"
@@ -139,9 +141,19 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
     });
 }
 
-// A file only its user may read (a preset's settings), replaced whole.
+// A file only its user may read (a preset's settings), replaced whole; the directories made for
+// it are the user's alone too (Gemini CLI skips a settings file in a directory others may write).
 void write_private_file(const fs::path& path, const std::string& content) {
-    fs::create_directories(path.parent_path());
+    std::vector<fs::path> missing;
+    for (fs::path dir = path.parent_path(); !dir.empty() && !fs::exists(dir);
+         dir = dir.parent_path()) {
+        missing.push_back(dir);
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+            throw failed("cannot make " + quote(it->string()) + ": " + std::strerror(errno));
+        }
+    }
     replace_file(path, content);
 }
 
@@ -228,6 +240,9 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
         check_name(request.name, "agent name");
         wiring = wire_preset({*request.preset, self_exe(), store_.home(), team.name, request.name},
                              request.argv);
+        if (!wiring->file.empty()) {
+            if (auto refusal = gemini_settings_refusal(wiring->file)) throw usage_error(*refusal);
+        }
         request.argv = wiring->argv;
         request.env.insert(request.env.end(), wiring->env.begin(), wiring->env.end());
     }

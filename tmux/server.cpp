@@ -272,6 +272,9 @@ size_t occurrences(std::string_view screen, std::string_view word) {
 
 }  // namespace
 
+// The least time between the typed text's showing and the Enter (see type_text).
+constexpr std::chrono::milliseconds kEnterPause{50};
+
 void TmuxServer::type_text(const std::string& pane_id, const std::string& text, bool press_enter) {
     // One paste, in one tmux call: no line is sent on its own before the rest arrives, and a
     // program that asked for bracketed paste (Claude Code, readline) is told where the paste
@@ -298,13 +301,19 @@ void TmuxServer::type_text(const std::string& pane_id, const std::string& text, 
         // paste and the Enter in one go may act on the Enter before the text is in its input
         // (Claude Code, busy, submitted its empty box and kept the text unsent). A program that
         // shows nothing (no echo) gets the Enter after the bound.
+        // Then a pause as a person's before Enter: Gemini CLI takes an Enter that comes within
+        // 30 ms of typed text for a newline in the text (its guard for terminals that send a
+        // paste as keys), and kept the notice unsent in its input box.
         if (!word.empty()) {
             auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
             auto pause = std::chrono::milliseconds(2);
-            while (screen() <= seen_before && std::chrono::steady_clock::now() < deadline) {
+            bool shown = false;
+            while (!(shown = screen() > seen_before) &&
+                   std::chrono::steady_clock::now() < deadline) {
                 std::this_thread::sleep_for(pause);
                 pause = std::min(pause * 2, std::chrono::milliseconds(40));
             }
+            if (shown) std::this_thread::sleep_for(kEnterPause);
         }
         checked({"send-keys", "-t", pane_id, "Enter"});
     }

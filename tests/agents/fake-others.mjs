@@ -1,8 +1,11 @@
-// A scripted fake of the model API of Codex (OpenAI's Responses API, POST /v1/responses) on
-// 127.0.0.1. As fake-anthropic.mjs does for Claude Code, it answers the agent's requests with the
-// step its `brain` decides from the conversation: here the brain gets {tools: [names], calls: [{name, args, result}], text} and
-// returns {tool, input} or {text}.
+// Scripted fakes of the model APIs of Codex (OpenAI's Responses API, POST /v1/responses) and
+// Gemini CLI (the Gemini API, POST /v1beta/models/M:streamGenerateContent) on 127.0.0.1. As
+// fake-anthropic.mjs does for Claude Code, each answers the agent's requests with the step its
+// `brain` decides: the request is read into the same Conversation as Claude Code's (its messages
+// in the Messages API's shape: text, tool_use and tool_result blocks), so the same brains
+// (teammate.mjs) drive every agent; a brain returns {tool, input} or {text}.
 import { createServer } from 'node:http';
+import { Conversation } from './fake-anthropic.mjs';
 
 class FakeBase {
   constructor(brain) {
@@ -42,8 +45,9 @@ class FakeBase {
     await new Promise((resolve) => this.server.close(resolve));
   }
 
-  // Records a conversation and wakes the waiters whose predicate it fulfils.
-  seen(conversation) {
+  // Records a conversation, wakes the waiters whose predicate it fulfils, and returns the
+  // brain's step.
+  async decide(conversation) {
     this.requests.push({ at: performance.now(), conversation });
     for (const w of [...this.waiters]) {
       if (w.predicate(conversation)) {
@@ -52,6 +56,7 @@ class FakeBase {
         w.resolve(this.requests.at(-1));
       }
     }
+    return (await this.brain(conversation)) ?? { text: 'done' };
   }
 
   waitFor(predicate, ms, what = 'a request') {
@@ -79,6 +84,20 @@ class FakeBase {
 let ids = 0;
 const nextId = (p) => `${p}_${++ids}`;
 
+// Messages in the Messages API's shape, built one block at a time: a block of the other role
+// starts a new message.
+class Messages {
+  constructor() {
+    this.list = [];
+  }
+
+  add(role, block) {
+    const last = this.list.at(-1);
+    if (last?.role === role) last.content.push(block);
+    else this.list.push({ role, content: [block] });
+  }
+}
+
 // Codex: POST /v1/responses, streamed. A team tool is a function call in the namespace
 // `mcp__team` (its name the tool's own); its output comes back as a function_call_output item.
 export class FakeOpenAI extends FakeBase {
@@ -89,31 +108,29 @@ export class FakeOpenAI extends FakeBase {
       if (t.type === 'namespace' || t.tools) for (const inner of t.tools ?? []) tools.push(`${t.name}__${inner.name}`);
       else tools.push(t.name ?? t.type);
     }
-    const calls = [];
-    const byId = new Map();
-    const texts = [];
+    const messages = new Messages();
     for (const item of body.input ?? []) {
       if (item.type === 'function_call') {
-        const call = { name: item.namespace ? `${item.namespace}__${item.name}` : item.name, args: safeJson(item.arguments), result: undefined };
-        calls.push(call);
-        byId.set(item.call_id, call);
-      } else if (item.type === 'function_call_output' && byId.has(item.call_id)) {
+        messages.add('assistant', {
+          type: 'tool_use', id: item.call_id, name: item.namespace ? `${item.namespace}__${item.name}` : item.name,
+          input: safeJson(item.arguments),
+        });
+      } else if (item.type === 'function_call_output') {
         const out = item.output;
-        byId.get(item.call_id).result = typeof out === 'string' ? out : JSON.stringify(out);
-      } else if (item.type === 'message' && item.role === 'user') {
-        for (const c of item.content ?? []) if (c.text) texts.push(c.text);
+        messages.add('user', { type: 'tool_result', tool_use_id: item.call_id, content: typeof out === 'string' ? out : JSON.stringify(out) });
+      } else if (item.type === 'message' && (item.role === 'user' || item.role === 'assistant')) {
+        for (const c of item.content ?? []) if (c.text) messages.add(item.role, { type: 'text', text: c.text });
       }
     }
-    const conversation = { tools, calls, text: texts.join('\n'), body };
-    this.seen(conversation);
-    const step = (await this.brain(conversation)) ?? { text: 'done' };
+    const step = await this.decide(new Conversation({ messages: messages.list, tools: tools.map((name) => ({ name })), raw: body }));
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const id = nextId('resp');
     const send = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     send('response.created', { response: { id } });
     let item;
     if (step.tool) {
-      const [namespace, name] = step.tool.includes('__') ? [step.tool.slice(0, step.tool.lastIndexOf('__')), step.tool.slice(step.tool.lastIndexOf('__') + 2)] : [undefined, step.tool];
+      const cut = step.tool.lastIndexOf('__');
+      const [namespace, name] = cut > 0 ? [step.tool.slice(0, cut), step.tool.slice(cut + 2)] : [undefined, step.tool];
       item = { type: 'function_call', id: nextId('fc'), call_id: nextId('call'), name, arguments: JSON.stringify(step.input ?? {}) };
       if (namespace) item.namespace = namespace;
     } else {
@@ -125,6 +142,68 @@ export class FakeOpenAI extends FakeBase {
     });
     res.end();
   }
+}
+
+// Gemini CLI: POST /v1beta/models/MODEL:streamGenerateContent?alt=sse. A team tool is a function
+// named `mcp_team_<tool>`; its result comes back as a functionResponse part. The side requests
+// (generateContent: the next-speaker check and the like, countTokens) get short answers.
+export class FakeGemini extends FakeBase {
+  async answer(req, res, url, body) {
+    const path = url.split('?')[0];
+    const usageMetadata = { promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120 };
+    if (req.method === 'POST' && path.endsWith(':countTokens')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ totalTokens: 100 }));
+    }
+    if (req.method === 'POST' && path.endsWith(':generateContent')) {
+      this.other.push(`POST ${path}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const text = JSON.stringify({ reasoning: 'the turn is over', next_speaker: 'user' });
+      return res.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }], usageMetadata }));
+    }
+    if (req.method !== 'POST' || !path.endsWith(':streamGenerateContent')) return this.unknown(req, res);
+    const tools = [];
+    for (const t of body.tools ?? []) for (const f of t.functionDeclarations ?? []) tools.push({ name: f.name });
+    const messages = new Messages();
+    const open = new Map();  // a function's name -> the ids of its calls not answered yet
+    for (const content of body.contents ?? []) {
+      const role = content.role === 'model' ? 'assistant' : 'user';
+      for (const part of content.parts ?? []) {
+        if (part.functionCall) {
+          const id = part.functionCall.id ?? nextId('call');
+          open.set(part.functionCall.name, [...(open.get(part.functionCall.name) ?? []), id]);
+          messages.add(role, { type: 'tool_use', id, name: part.functionCall.name, input: part.functionCall.args ?? {} });
+        } else if (part.functionResponse) {
+          const r = part.functionResponse;
+          const waiting = open.get(r.name) ?? [];
+          const id = r.id && waiting.includes(r.id) ? r.id : waiting[0];
+          open.set(r.name, waiting.filter((x) => x !== id));
+          const response = r.response ?? {};
+          messages.add(role, {
+            type: 'tool_result', tool_use_id: id, is_error: response.error !== undefined,
+            content: responseText(response),
+          });
+        } else if (typeof part.text === 'string' && !part.thought) {
+          messages.add(role, { type: 'text', text: part.text });
+        }
+      }
+    }
+    const step = await this.decide(new Conversation({ messages: messages.list, tools, raw: body }));
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const parts = [];
+    if (step.text) parts.push({ text: step.text });
+    if (step.tool) parts.push({ functionCall: { name: step.tool, args: step.input ?? {} } });
+    const chunk = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-flash' };
+    res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+    res.end();
+  }
+}
+
+// The text of a functionResponse's `response`: an MCP tool's result is its text in `output`.
+function responseText(response) {
+  if (typeof response.output === 'string') return response.output;
+  if (typeof response.error === 'string') return response.error;
+  return JSON.stringify(response);
 }
 
 function safeJson(text) {

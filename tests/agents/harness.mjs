@@ -4,8 +4,8 @@
 // marker in its environment; afterwards none may be left).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +14,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const TEAM = resolve(process.env.TEAM_BINARY ?? process.env.TEAM_DEFAULT_BINARY ?? join(here, '../../build/team'));
 export const CLAUDE = join(here, 'node_modules/@anthropic-ai/claude-code/bin/claude.exe');
 export const CODEX = join(here, 'node_modules/.bin/codex');
+export const GEMINI = join(here, 'node_modules/.bin/gemini');
 // Claude Code's ACP adapter (claude-agent-acp): it runs the Claude Agent SDK, which runs the SDK's
 // own Claude Code binary (@anthropic-ai/claude-agent-sdk-linux-x64, the release the SDK was built
 // with).
@@ -24,6 +25,32 @@ export const CLAUDE_ACP = join(here, 'node_modules/.bin/claude-agent-acp');
 export const FAKE_KEY = 'sk-ant-api03-team-tests-fake-key-0123456789abcdefghijklmnop';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Why Gemini CLI would skip a settings file below `dir` (team's own check, gemini_settings_skipped,
+// in a few lines): a directory on the way not root's, or writable by group or others.
+function unsafeFor(dir) {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    if (existsSync(d)) {
+      const st = statSync(d);
+      if (st.uid !== 0 || (st.mode & 0o022) !== 0) return `${d} (uid ${st.uid}, mode ${(st.mode & 0o7777).toString(8)})`;
+    }
+    if (d === dirname(d)) return null;
+  }
+}
+
+// A directory for homes where Gemini CLI reads a preset's settings file, as it would in a
+// user's default home (~/.local/state/team): the build's Testing directory, else the user's
+// cache. The system's temporary directory is writable by others and so is not one.
+export function safeBase() {
+  const candidates = [process.env.TEAM_AGENTS_HOMES, join(dirname(TEAM), 'Testing', 'agent-homes'), join(homedir(), '.cache', 'team-agent-tests')];
+  const why = [];
+  for (const c of candidates.filter(Boolean)) {
+    const reason = unsafeFor(c);
+    if (!reason) return c;
+    why.push(`${c}: ${reason}`);
+  }
+  throw new Error(`no directory for a home that Gemini CLI would read settings in (as root, none writable by group or others):\n  ${why.join('\n  ')}`);
+}
 
 // Live (not zombie) processes whose environment carries `mark` (and every one of `more`).
 export function marked(mark, ...more) {
@@ -162,8 +189,10 @@ export class Home {
   }
 
   // `team spawn NAME --preset claude` on Claude Code from tests/agents, its model `fake`.
-  async spawnClaude(name, fake, { channels = false, args = [], env = [] } = {}) {
-    const flags = this.claudeEnv(this.claudeConfig(name, { channels }), fake, { channels });
+  // `permissions`: its settings.json's (claudeConfig's default allows the team's tools, Bash
+  // and Write beforehand; {} allows nothing).
+  async spawnClaude(name, fake, { channels = false, args = [], env = [], permissions } = {}) {
+    const flags = this.claudeEnv(this.claudeConfig(name, { channels, ...(permissions && { permissions }) }), fake, { channels });
     for (const e of env) flags.push('--env', e);
     const extra = channels ? ['--dangerously-load-development-channels', 'server:team'] : [];
     return this.json(['spawn', name, '--preset', 'claude', ...flags, '--', CLAUDE, ...extra, ...args]);
@@ -210,9 +239,10 @@ export class Home {
 
 // Runs `body(home)` on a fresh home, cleaning up whatever happens; on failure the screens of the
 // home's panes and the fakes' last steps are printed first.
+// `options`: Home's, or a function that returns them.
 export function withHome(body, options = {}) {
   return async () => {
-    const home = new Home(options);
+    const home = new Home(typeof options === 'function' ? options() : options);
     let failure = null;
     try {
       await body(home);
@@ -235,4 +265,4 @@ export function withHome(body, options = {}) {
   };
 }
 
-export { existsSync, readFileSync, join };
+export { existsSync, readdirSync, readFileSync, join };

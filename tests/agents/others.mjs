@@ -1,7 +1,8 @@
 // Codex (tests/agents' pinned release) spawned by `team spawn --preset codex`, pointed at a
 // scripted fake of OpenAI's Responses API on 127.0.0.1 (fake-others.mjs). It runs one prompt
 // (`codex exec`) in which the model reads the inbox, claims task 1 and tells the leader through
-// the team's MCP tools; the agent then ends. (Gemini CLI: see docs/mcp.md, "Proven offline".)
+// the team's MCP tools; the agent then ends. Nothing in its config approves the team's server:
+// the preset does. (Codex and Gemini CLI interactive in a pane, and `gemini -p`: unattended.mjs.)
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { FakeOpenAI } from './fake-others.mjs';
@@ -51,8 +52,6 @@ export const scenarios = {
       `base_url = "${model.url}/v1"`,
       'env_key = "FAKE_OPENAI_KEY"',
       'wire_api = "responses"',
-      '[mcp_servers.team]',
-      'default_tools_approval_mode = "approve"',
       '',
     ].join('\n'));
     await home.create();

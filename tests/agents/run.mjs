@@ -9,8 +9,9 @@ import { withHome } from './harness.mjs';
 import { scenarios as claude } from './claude.mjs';
 import { scenarios as others } from './others.mjs';
 import { scenarios as acp } from './acp.mjs';
+import { scenarios as unattended } from './unattended.mjs';
 
-const all = { ...claude, ...others, ...acp };
+const all = { ...claude, ...others, ...acp, ...unattended };
 const wanted = process.argv.slice(2);
 for (const name of wanted) {
   if (!all[name]) {
@@ -19,5 +20,5 @@ for (const name of wanted) {
   }
 }
 for (const [name, body] of Object.entries(all)) {
-  if (wanted.length === 0 || wanted.includes(name)) test(name, { timeout: 240000 }, withHome(body));
+  if (wanted.length === 0 || wanted.includes(name)) test(name, { timeout: 240000 }, withHome(body, body.homeOptions));
 }

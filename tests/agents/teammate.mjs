@@ -4,9 +4,12 @@
 // a prompt typed at start before its MCP servers have connected); answer a shutdown request
 // (approve, then confirm) as soon as its id is anywhere in the conversation; read the inbox when
 // something new was typed or pushed that names no request; otherwise the scenario's `work`, a list
-// of tool calls made in order; then end the turn with `done` as its text.
+// of tool calls made in order; then end the turn with `done` as its text. Every agent's model
+// gets the same brain: `T` names a team tool as that agent offers it (Claude Code and Codex
+// `mcp__team__TOOL`, Gemini CLI `mcp_team_TOOL`).
 
-const T = (tool) => `mcp__team__${tool}`;
+export const claudeTools = (tool) => `mcp__team__${tool}`;
+export const geminiTools = (tool) => `mcp_team_${tool}`;
 
 // The ids of shutdown requests seen: in inbox_read's results (`"requestId":"3"`) and in pushes
 // through the channel (`request_id="3"`).
@@ -18,24 +21,25 @@ export function requestIds(text) {
   return ids;
 }
 
-function answered(c, action) {
+function answered(c, T, action) {
   return new Set(c.called(T('shutdown_respond'))
     .filter((x) => x.input?.action === action && !x.isError)
     .map((x) => String(x.input.requestId ?? '')));
 }
 
-// `work`: [{tool, input}] (a short name is a team tool); `onStep(conversation, step)` sees every
-// step decided (the tests learn from it what the agent is doing); `delay(conversation, step)`
-// returns how long the model "thinks" before answering (ms).
-export function teammate({ work = [], done = 'done', onStep = () => {}, delay = () => 0 } = {}) {
+// `work`: [{tool, input, own}] (a short name is a team tool, unless `own`: the agent's own tool
+// by its own name); `onStep(conversation, step)` sees every step decided (the tests learn from
+// it what the agent is doing); `delay(conversation, step)` returns how long the model "thinks"
+// before answering (ms).
+export function teammate({ work = [], done = 'done', onStep = () => {}, delay = () => 0, T = claudeTools } = {}) {
   const decide = (c) => {
     if (!c.has(T('inbox_read'))) {
       if (c.has('WaitForMcpServers')) return { tool: 'WaitForMcpServers', input: { servers: ['team'] } };
       return { text: 'The team tools are not available.' };
     }
     const seen = requestIds(c.all);
-    const approved = answered(c, 'approve');
-    const confirmed = answered(c, 'confirm');
+    const approved = answered(c, T, 'approve');
+    const confirmed = answered(c, T, 'confirm');
     for (const id of seen) {
       if (!approved.has(id)) return { tool: T('shutdown_respond'), input: { action: 'approve', requestId: id } };
     }
@@ -49,7 +53,7 @@ export function teammate({ work = [], done = 'done', onStep = () => {}, delay = 
     }
     let pos = 0;
     for (const step of work) {
-      const name = step.tool.includes('__') || /^[A-Z]/.test(step.tool) ? step.tool : T(step.tool);
+      const name = step.own || step.tool.includes('__') || /^[A-Z]/.test(step.tool) ? step.tool : T(step.tool);
       const at = c.calls.findIndex((call, i) => i >= pos && call.name === name);
       if (at < 0) return { ...step, tool: name };
       pos = at + 1;

@@ -51,8 +51,10 @@ function run(args, env) {
 
 // A home of its own: its environment, clients on it, and the cleanup.
 class Home {
-  constructor() {
-    this.dir = mkdtempSync(join(tmpdir(), 'tmcp-'));
+  // `base`: the directory the home is made in (default: the system's temporary directory).
+  constructor(base = tmpdir()) {
+    mkdirSync(base, { recursive: true, mode: 0o700 });
+    this.dir = mkdtempSync(join(base, 'tmcp-'));
     this.markValue = randomUUID();
     this.mark = `TEAM_TEST_MARK=${this.markValue}`;
     this.clients = [];
@@ -160,9 +162,9 @@ class Home {
 }
 
 // Runs `body(home)` on a fresh home, cleaning up whatever happens.
-function withHome(body) {
+function withHome(body, base = undefined) {
   return async () => {
-    const home = new Home();
+    const home = new Home(base);
     let failure = null;
     try {
       await body(home);
@@ -471,14 +473,18 @@ test('spawn --preset wires team mcp into claude, codex and gemini, acting as the
   const config = JSON.parse(claude[claude.indexOf('--mcp-config') + 1]);
   servers.claude = config.mcpServers.team;
   assert.match(claude[claude.indexOf('--append-system-prompt') + 1], /shutdown_respond/);
+  // Each preset allows the team's server, and only it, in the agent's own terms.
+  assert.equal(claude[claude.indexOf('--allowedTools') + 1], 'mcp__team');
   const codex = await argsOf('codex');
   const override = (key) => codex.find((a) => a.startsWith(`${key}=`)).slice(key.length + 1);
   // The values are TOML; the preset writes them in the part of TOML that is also JSON.
   servers.codex = { command: JSON.parse(override('mcp_servers.team.command')), args: JSON.parse(override('mcp_servers.team.args')) };
   assert.match(JSON.parse(override('developer_instructions')), /shutdown_request/);
+  assert.equal(JSON.parse(override('mcp_servers.team.default_tools_approval_mode')), 'approve');
   const settings = readFileSync(join(bin, 'gemini.settings'), 'utf8');
   assert.equal((statSync(settings).mode & 0o777), 0o600);
   servers.gemini = JSON.parse(readFileSync(settings, 'utf8')).mcpServers.team;
+  assert.equal(servers.gemini.trust, true);
 
   for (const [name, server] of Object.entries(servers)) {
     assert.equal(server.command, TEAM);
@@ -495,7 +501,10 @@ test('spawn --preset wires team mcp into claude, codex and gemini, acting as the
   const unknown = await home.team(['spawn', 'w-x', '--preset', 'claud']);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown preset 'claud'.*claude/);
-}));
+  // A home in the build's directory, not the system's temporary one (writable by others): Gemini
+  // CLI reads the preset's settings file only where root owns every directory above it and no
+  // group or other may write one (tests/agents proves it on Gemini CLI itself).
+}, join(dirname(TEAM), 'Testing', 'mcp-homes')));
 
 test('a waiting inbox_read does not hold up other calls and wakes on a send from another process', withHome(async (home) => {
   const created = await home.team(['create', 'web', '--cwd', home.dir]);

@@ -1,0 +1,196 @@
+// The presets with nobody at the keyboard (issue 37): Claude Code, Codex and Gemini CLI, each
+// spawned by `team spawn --preset`, interactive in its tmux pane as a team's agents run, with
+// nothing allowed beforehand in its own settings (only its first-run screens prepared: the
+// onboarding, the key, the folder's trust), its model a scripted fake of its API on 127.0.0.1.
+// In each run:
+//   1. the model's first answer calls a team tool (message_send): it goes through with nobody
+//      typing, since the preset allowed the team's server;
+//   2. the model asks for a shell command: the agent's own permission prompt shows, since the
+//      preset allowed nothing else; the person says no (Escape) and the command never runs;
+//   3. the leader's graceful kill-agent: the notice typed into the pane, the request read from
+//      the inbox and answered through the tools (approve, confirm), the agent ended, its tree gone.
+// Also the one-shot modes (`codex exec` in others.mjs, `gemini -p` here) and a Gemini spawn
+// refused for a home whose directories Gemini CLI would not trust.
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { FakeGemini, FakeOpenAI } from './fake-others.mjs';
+import { FakeAnthropic } from './fake-anthropic.mjs';
+import { claudeTools, geminiTools, teammate } from './teammate.mjs';
+import { CODEX, GEMINI, existsSync, join, readdirSync, safeBase, tree, until } from './harness.mjs';
+
+const WAIT = Number(process.env.TEAM_AGENTS_WAIT_MS ?? 90000);
+
+async function fake(home, Kind, brain) {
+  const f = await new Kind(brain).start();
+  home.cleanups.push(() => f.stop());
+  return f;
+}
+
+// The leader's next unread message, waited for.
+async function nextMessage(home) {
+  const [m] = await home.json(['inbox', '--unread', '--mark-read', '--limit', '1', '--wait', '90s'], { timeoutMs: 100000 });
+  return m;
+}
+
+// Codex's home: a model provider of its own pointed at the fake, its update check and analytics
+// off, the team's folder trusted (its first-run screen); no approval policy, no MCP server.
+function codexHome(home, model) {
+  const dir = join(home.dir, 'codex');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'config.toml'), [
+    'model = "gpt-5"',
+    'model_provider = "fake"',
+    'check_for_update_on_startup = false',
+    '[analytics]',
+    'enabled = false',
+    '[model_providers.fake]',
+    'name = "fake"',
+    `base_url = "${model.url}/v1"`,
+    'env_key = "FAKE_OPENAI_KEY"',
+    'wire_api = "responses"',
+    `[projects.${JSON.stringify(home.work)}]`,
+    'trust_level = "trusted"',
+    '',
+  ].join('\n'));
+  return ['--env', `CODEX_HOME=${dir}`, '--env', 'FAKE_OPENAI_KEY=fake'];
+}
+// Codex's calls outside the machine (plugins, apps), off.
+const CODEX_OFFLINE = ['--disable', 'plugins', '--disable', 'apps', '--disable', 'remote_plugin'];
+
+// Gemini CLI's home (GEMINI_CLI_HOME): the API key chosen as its authentication, usage
+// statistics and the update check off, the team's folder trusted (its first-run screen); no MCP
+// server, nothing allowed.
+export function geminiHome(home, model) {
+  const dir = join(home.dir, 'gemini');
+  mkdirSync(join(dir, '.gemini'), { recursive: true });
+  writeFileSync(join(dir, '.gemini', 'settings.json'), JSON.stringify({
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    privacy: { usageStatisticsEnabled: false },
+    general: { disableAutoUpdate: true, disableUpdateNag: true },
+  }, null, 2));
+  writeFileSync(join(dir, '.gemini', 'trustedFolders.json'), JSON.stringify({ [home.work]: 'TRUST_FOLDER' }));
+  return ['--env', `GEMINI_CLI_HOME=${dir}`, '--env', 'GEMINI_API_KEY=fake', '--env', `GOOGLE_GEMINI_BASE_URL=${model.url}`];
+}
+
+// The run of one agent (see the top): `spawn(model, prompt)` spawns w1 with the preset,
+// `shell` is the model's call of the agent's own shell tool, `asks` what its permission prompt
+// says on the screen.
+async function unattended(home, { Fake, T, spawn, shell, asks }) {
+  const model = await fake(home, Fake, teammate({
+    T,
+    work: [
+      { tool: 'message_send', input: { to: 'leader', text: 'hello from w1, unasked' } },
+      { ...shell, own: true },
+    ],
+  }));
+  await home.create();
+  const agent = await spawn(model, 'Say hello to the leader, then write ran.txt.');
+  // 1. The team's tool, called with nobody at the keyboard.
+  const m = await nextMessage(home);
+  assert.equal(m.from, 'w1');
+  assert.equal(m.text, 'hello from w1, unasked');
+  // 2. The agent's own tool still asks its person.
+  const screen = await until(async () => {
+    const s = await home.screen(agent.paneId);
+    return asks.test(s) && s;
+  }, WAIT, "the agent's permission prompt for the shell command");
+  assert.match(screen, /echo ran > ran\.txt/);
+  await home.tmux(['send-keys', '-t', agent.paneId, 'Escape']);
+  await until(async () => !asks.test(await home.screen(agent.paneId)), WAIT, 'the prompt answered no');
+  // 3. A graceful stop, answered through the team's tools.
+  const r = await home.team(['kill-agent', 'w1', '--wait', '--timeout', '60s', '--json'], { timeoutMs: 70000 });
+  assert.equal(r.code, 0, `kill-agent w1 failed (exit ${r.code}): ${r.stderr}${r.stdout}`);
+  assert.equal(JSON.parse(r.stdout).phase, 'confirmed', r.stdout);
+  const a = await home.agent('w1');
+  assert.equal(a.exitReason, 'confirmed');
+  assert.deepEqual(tree(agent.pid), []);
+  assert.ok(!existsSync(join(home.work, 'ran.txt')), 'the refused command ran');
+  const calls = model.requests.at(-1).conversation.calls.map((c) => c.name);
+  for (const tool of ['message_send', 'inbox_read', 'shutdown_respond']) {
+    assert.ok(calls.includes(T(tool)), `${T(tool)} was not called: ${calls.join(', ')}`);
+  }
+}
+
+export const scenarios = {
+  'claude: unattended in a pane, nothing allowed beforehand': withSafeHome(async (home) => {
+    await unattended(home, {
+      Fake: FakeAnthropic,
+      T: claudeTools,
+      spawn: (model, prompt) => home.spawnClaude('w1', model, { permissions: {}, args: [prompt] }),
+      shell: { tool: 'Bash', input: { command: 'echo ran > ran.txt', description: 'write ran.txt' } },
+      asks: /Do you want to proceed\?/,
+    });
+  }),
+
+  'codex: unattended in a pane, nothing allowed beforehand': withSafeHome(async (home) => {
+    await unattended(home, {
+      Fake: FakeOpenAI,
+      T: claudeTools,
+      spawn: (model, prompt) => home.json(['spawn', 'w1', '--preset', 'codex', ...codexHome(home, model), '--', CODEX, ...CODEX_OFFLINE, prompt]),
+      // Codex runs a command in its sandbox without asking; one the model wants run outside it
+      // asks the person.
+      shell: {
+        tool: 'exec_command',
+        input: { cmd: 'echo ran > ran.txt', sandbox_permissions: 'require_escalated', justification: 'write ran.txt' },
+      },
+      asks: /Would you like to run the following command\?/,
+    });
+  }),
+
+  'gemini: unattended in a pane, nothing allowed beforehand': withSafeHome(async (home) => {
+    await unattended(home, {
+      Fake: FakeGemini,
+      T: geminiTools,
+      spawn: (model, prompt) => home.json(['spawn', 'w1', '--preset', 'gemini', ...geminiHome(home, model), '--', GEMINI, '-m', 'gemini-2.5-flash', '-i', prompt]),
+      shell: { tool: 'run_shell_command', input: { command: 'echo ran > ran.txt', description: 'write ran.txt' } },
+      asks: /Allow execution of/,
+    });
+  }),
+
+  // gemini -p: one prompt, the team's tools called, the agent ends.
+  'gemini: a prompt through gemini -p': withSafeHome(async (home) => {
+    const model = await fake(home, FakeGemini, teammate({
+      T: geminiTools,
+      work: [
+        { tool: 'task_claim', input: { id: '1' } },
+        { tool: 'message_send', input: { to: 'leader', text: 'claimed task 1 through MCP' } },
+      ],
+    }));
+    await home.create();
+    await home.json(['task', 'add', 'a task for gemini']);
+    await home.json(['spawn', 'w1', '--preset', 'gemini', ...geminiHome(home, model), '--', GEMINI, '-m', 'gemini-2.5-flash', '-p', 'Claim task 1 and tell the leader.']);
+    const m = await nextMessage(home);
+    assert.equal(m.from, 'w1');
+    assert.equal(m.text, 'claimed task 1 through MCP');
+    const done = await model.waitFor((c) => c.called(geminiTools('message_send')).some((x) => x.result !== undefined), WAIT, 'the result of message_send');
+    const calls = done.conversation.calls.map((c) => c.name);
+    assert.ok(calls.includes(geminiTools('task_claim')), calls.join(', '));
+    // It ends after its prompt: then its claimed task is back in the pool.
+    await until(async () => (await home.agent('w1')).status === 'terminated', WAIT, 'gemini -p to end');
+    const task = await home.json(['task', 'show', '1']);
+    assert.equal(task.status, 'pending', JSON.stringify(task));
+  }),
+
+  // A home under a directory others may write (the system's temporary directory): Gemini CLI
+  // would skip the preset's settings file, so the spawn is refused, with the reason and the
+  // fix, and leaves nothing: no agent, no file, no pane.
+  'gemini: refused for a home under a directory others may write': async (home) => {
+    await home.create();
+    const r = await home.team(['spawn', 'w1', '--preset', 'gemini', '--', GEMINI]);
+    assert.equal(r.code, 2, r.stderr + r.stdout);
+    assert.match(r.stderr, new RegExp(`'${tmpdir()}' is writable by others`));
+    assert.match(r.stderr, /Fix: /);
+    assert.deepEqual(await home.json(['agents', '--all']), []);
+    assert.ok(!existsSync(join(home.dir, 'presets')) || readdirSync(join(home.dir, 'presets')).length === 0);
+    const panes = await home.tmux(['list-panes', '-a']);
+    assert.equal(panes.stdout.trim(), '');
+  },
+};
+
+// The scenario on a home where Gemini CLI reads the preset's settings file (safeBase): the
+// homes of all these scenarios, so each agent is proven where a user's default home would be.
+function withSafeHome(body) {
+  body.homeOptions = () => ({ base: safeBase() });
+  return body;
+}
