@@ -1,6 +1,6 @@
 // The operation `doctor`: a short check that team can run here, each line ok, warn or fail with
 // words a new user can act on: tmux and its version, git, the home's permissions, the store,
-// the agents' CLIs on the PATH, and the dashboard's port. It changes nothing: a home that is not
+// the agents' CLIs on the PATH and what a preset gives each, and the dashboard's port. It changes nothing: a home that is not
 // there is not made, a store is only opened when it exists.
 #include "ops/doctor_ops.hpp"
 
@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -24,6 +25,7 @@
 #include "state/pg_text.hpp"
 #include "state/store.hpp"
 #include "state/teams.hpp"
+#include "team/presets.hpp"
 
 extern char** environ;
 
@@ -198,6 +200,101 @@ Check check_agent_clis() {
     return {"agents", "ok", found + (missing.empty() ? "" : "; not found: " + missing)};
 }
 
+// The version of an agent's CLI installed from npm: the `version` of the nearest package.json
+// above the file the program resolves to (cheap: Gemini CLI's own --version takes seconds).
+std::optional<std::string> npm_version(const std::string& program) {
+    std::error_code ec;
+    fs::path real = fs::canonical(program, ec);
+    if (ec) return std::nullopt;
+    for (fs::path dir = real.parent_path(); dir != dir.root_path() && !dir.empty();
+         dir = dir.parent_path()) {
+        std::ifstream in(dir / "package.json");
+        if (!in) continue;
+        auto doc = nlohmann::json::parse(in, nullptr, false);
+        if (doc.is_object() && doc.contains("version") && doc["version"].is_string()) {
+            return doc["version"].get<std::string>();
+        }
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+// a < b for dotted versions ("0.61.0"), number by number.
+bool older(const std::string& a, const std::string& b) {
+    std::istringstream x(a), y(b);
+    for (;;) {
+        long p = -1, q = -1;
+        char dot;
+        if (!(x >> p)) p = -1;
+        if (!(y >> q)) q = -1;
+        if (p < 0 || q < 0) return false;
+        if (p != q) return p < q;
+        x >> dot;
+        y >> dot;
+        if (!x || !y) return false;
+    }
+}
+
+// What a preset gives each agent found on the PATH (issue 37): the team's server, its tools
+// allowed unasked and nothing else, as proven offline with a release of each (docs/mcp.md); for
+// Gemini CLI, a settings file where it reads one.
+std::vector<Check> check_presets(const fs::path& home) {
+    struct Agent {
+        const char* cli;
+        const char* proven;   // the release tests/agents runs
+        const char* allows;   // how the preset allows the team's tools
+        const char* install;  // the npm package
+    };
+    static const Agent agents[] = {
+        {"claude", "2.1.197", "--allowedTools mcp__team", "@anthropic-ai/claude-code"},
+        {"codex", "0.169.0", "mcp_servers.team.default_tools_approval_mode = \"approve\"",
+         "@openai/codex"},
+        {"gemini", "0.61.0", "\"trust\": true on the server in its settings file",
+         "@google/gemini-cli"},
+    };
+    std::vector<Check> checks;
+    for (const auto& a : agents) {
+        auto path = find_program(a.cli, path_env());
+        if (!path) continue;
+        std::string name = a.cli;
+        auto version = npm_version(*path);
+        if (!version && std::string(a.cli) != "gemini") {
+            // "2.1.197 (Claude Code)", "codex-cli 0.169.0": the first word with a digit.
+            std::istringstream words(first_line(*path, "--version").value_or(""));
+            for (std::string w; words >> w;) {
+                if (std::isdigit(static_cast<unsigned char>(w[0]))) {
+                    version = w;
+                    break;
+                }
+            }
+        }
+        std::string shown =
+            std::string(a.cli) + " " + version.value_or("(version unknown)") + " (" + *path + ")";
+        if (std::string(a.cli) == "gemini") {
+            fs::path file = home / "presets" / "TEAM.NAME.gemini.json";
+            if (auto refusal = gemini_settings_refusal(file)) {
+                checks.push_back({name, "warn",
+                                  shown + ": --preset gemini is refused in this home, since " +
+                                      *gemini_settings_skipped(file),
+                                  refusal->substr(refusal->find("Fix: ") + 5)});
+                continue;
+            }
+        }
+        if (version && older(*version, a.proven)) {
+            checks.push_back({name, "warn",
+                              shown + " is older than the release --preset " + a.cli +
+                                  " was proven with (" + a.proven +
+                                  "): it may ask before the team's tools",
+                              std::string("update it: npm install -g ") + a.install});
+            continue;
+        }
+        checks.push_back({name, "ok",
+                          shown + ": --preset " + a.cli + " allows the team's tools unasked (" +
+                              a.allows + "), and nothing else"});
+    }
+    return checks;
+}
+
 // The record `team serve` keeps while it runs (http/auth.hpp's ServeRecord): its address when
 // its process still runs.
 std::optional<std::string> running_serve(const fs::path& home) {
@@ -238,7 +335,9 @@ Result doctor(Request& r) {
     fs::path home = resolve_home(r.core.identity().home);
     std::vector<Check> checks{check_tmux(),       check_git(),
                               check_home(home),   check_store(r.core, home),
-                              check_agent_clis(), check_port(home)};
+                              check_agent_clis()};
+    for (auto& c : check_presets(home)) checks.push_back(std::move(c));
+    checks.push_back(check_port(home));
     bool failed = false;
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : checks) {
@@ -257,7 +356,7 @@ const Operation doctor_op{
     .routes = {{"GET", "/api/doctor"}},
     .summary =
         "check that team can run here: tmux, git, the home's permissions, the store, the "
-        "agents' CLIs and the dashboard's port; exit 0 when nothing fails",
+        "agents' CLIs and their presets, and the dashboard's port; exit 0 when nothing fails",
     .params = {},
     .access = Access::read,
     .scope = Scope::none,

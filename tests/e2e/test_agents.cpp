@@ -1245,3 +1245,64 @@ TEST_CASE("prompt of an empty text is just Enter, and a terminated agent is refu
     CHECK_THAT(h.run({"logs", "gone"}).out, Catch::Contains("bye"));
     h.finish();
 }
+
+namespace {
+
+// An executable stand-in at `path`: a shell script.
+void stand_in(const std::filesystem::path& path, const std::string& body) {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    ::chmod(path.c_str(), 0755);
+}
+
+}  // namespace
+
+TEST_CASE("doctor says what each agent's preset gives it; a Gemini spawn its settings would be "
+          "skipped in is refused, leaving nothing",
+          "[agents][presets]") {
+    TeamEnv env;
+    namespace fs = std::filesystem;
+    // Stand-ins on the PATH: an older Claude Code (its --version), Codex installed from npm (the
+    // version in its package's package.json, found through the link on the PATH), Gemini CLI.
+    fs::path bin = env.dir() / "bin";
+    stand_in(bin / "claude", "echo '2.1.100 (Claude Code)'");
+    fs::path codex_package = env.dir() / "lib" / "node_modules" / "@openai" / "codex";
+    stand_in(codex_package / "bin" / "codex.js", "exit 1");
+    std::ofstream(codex_package / "package.json") << R"({"name":"@openai/codex","version":"0.169.0"})";
+    fs::create_symlink(codex_package / "bin" / "codex.js", bin / "codex");
+    stand_in(bin / "gemini", "exec sleep 600");
+    Env path{{"PATH", bin.string() + ":/usr/bin:/bin"}};
+
+    auto doctor = env.run({"doctor", "--json"}, path);
+    INFO(doctor.out << doctor.err);
+    Json doc = doctor.json();
+    std::map<std::string, Json> checks;
+    for (const auto& c : doc["checks"]) checks[c["check"].get<std::string>()] = c;
+    REQUIRE(checks.count("claude"));
+    CHECK(checks["claude"]["status"] == "warn");
+    CHECK_THAT(checks["claude"]["message"].get<std::string>(),
+               Catch::Contains("2.1.100") && Catch::Contains("older than") &&
+                   Catch::Contains("2.1.197"));
+    REQUIRE(checks.count("codex"));
+    CHECK(checks["codex"]["status"] == "ok");
+    CHECK_THAT(checks["codex"]["message"].get<std::string>(),
+               Catch::Contains("codex 0.169.0") &&
+                   Catch::Contains("default_tools_approval_mode"));
+    // The test's home is under the system's temporary directory, writable by others.
+    REQUIRE(checks.count("gemini"));
+    CHECK(checks["gemini"]["status"] == "warn");
+    CHECK_THAT(checks["gemini"]["message"].get<std::string>(),
+               Catch::Contains("refused in this home") && Catch::Contains("writable by"));
+    CHECK_THAT(checks["gemini"]["hint"].get<std::string>(), Catch::Contains("use a home"));
+    CHECK(doctor.exit_code == 0);  // warnings, no failure
+
+    // The spawn itself: refused (exit 2) with the reason and the fix; no agent, file or pane.
+    REQUIRE(env.run({"create", "gem"}).exit_code == 0);
+    auto r = env.run({"spawn", "g1", "--team", "gem", "--preset", "gemini"}, path);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("Gemini CLI would skip the preset's settings file") &&
+                          Catch::Contains("writable by") && Catch::Contains("Fix: "));
+    CHECK(env.run({"agents", "--all", "--team", "gem", "--json"}).json().empty());
+    CHECK_FALSE(fs::exists(env.home() / "presets"));
+    CHECK_FALSE(fs::exists(env.home() / "tmux.sock"));
+}
