@@ -8,12 +8,15 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <spawn.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -55,7 +58,11 @@ std::string path_env() {
     return p ? p : "";
 }
 
-// The first line `program ARG` prints on stdout, run as given (no shell); none when it fails.
+// How long a program may take to print its version.
+constexpr std::chrono::seconds kVersionTimeout{3};
+
+// The first line `program ARG` prints on stdout, run as given (no shell); none when it fails or
+// takes longer than kVersionTimeout.
 std::optional<std::string> first_line(const std::string& program, const char* arg) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
@@ -73,9 +80,27 @@ std::optional<std::string> first_line(const std::string& program, const char* ar
     ::close(fds[1]);
     std::string out;
     if (rc == 0) {
+        // Within a bound: a program that hangs on --version (a wrapper that starts its agent
+        // whatever it is given) is killed, and says nothing.
+        auto deadline = std::chrono::steady_clock::now() + kVersionTimeout;
+        bool ended = false;
         char buf[512];
-        ssize_t n;
-        while ((n = ::read(fds[0], buf, sizeof buf)) > 0 && out.size() < 4096) out.append(buf, n);
+        for (;;) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            pollfd p{fds[0], POLLIN, 0};
+            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) == 0) break;
+            ssize_t n = ::read(fds[0], buf, sizeof buf);
+            if (n <= 0) {
+                ended = n == 0;
+                break;
+            }
+            if (out.size() < 4096) out.append(buf, n);
+        }
+        if (!ended) {
+            ::kill(pid, SIGKILL);
+            out.clear();
+        }
         int status = 0;
         ::waitpid(pid, &status, 0);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) out.clear();
