@@ -12,20 +12,14 @@
 // Also the one-shot modes (`codex exec` in others.mjs, `gemini -p` here) and a Gemini spawn
 // refused for a home whose directories Gemini CLI would not trust.
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { FakeGemini, FakeOpenAI } from './fake-others.mjs';
 import { FakeAnthropic } from './fake-anthropic.mjs';
 import { claudeTools, geminiTools, teammate } from './teammate.mjs';
 import { CODEX, GEMINI, existsSync, join, readdirSync, safeBase, tree, until } from './harness.mjs';
+import { CODEX_OFFLINE, codexHome, fake, geminiHome } from './others.mjs';
 
 const WAIT = Number(process.env.TEAM_AGENTS_WAIT_MS ?? 90000);
-
-async function fake(home, Kind, brain) {
-  const f = await new Kind(brain).start();
-  home.cleanups.push(() => f.stop());
-  return f;
-}
 
 // The leader's next unread message, waited for.
 async function nextMessage(home) {
@@ -33,56 +27,18 @@ async function nextMessage(home) {
   return m;
 }
 
-// Codex's home: a model provider of its own pointed at the fake, its update check and analytics
-// off, the team's folder trusted (its first-run screen); no approval policy, no MCP server.
-function codexHome(home, model) {
-  const dir = join(home.dir, 'codex');
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'config.toml'), [
-    'model = "gpt-5"',
-    'model_provider = "fake"',
-    'check_for_update_on_startup = false',
-    '[analytics]',
-    'enabled = false',
-    '[model_providers.fake]',
-    'name = "fake"',
-    `base_url = "${model.url}/v1"`,
-    'env_key = "FAKE_OPENAI_KEY"',
-    'wire_api = "responses"',
-    `[projects.${JSON.stringify(home.work)}]`,
-    'trust_level = "trusted"',
-    '',
-  ].join('\n'));
-  return ['--env', `CODEX_HOME=${dir}`, '--env', 'FAKE_OPENAI_KEY=fake'];
-}
-// Codex's calls outside the machine (plugins, apps), off.
-const CODEX_OFFLINE = ['--disable', 'plugins', '--disable', 'apps', '--disable', 'remote_plugin'];
-
-// Gemini CLI's home (GEMINI_CLI_HOME): the API key chosen as its authentication, usage
-// statistics and the update check off, the team's folder trusted (its first-run screen); no MCP
-// server, nothing allowed.
-export function geminiHome(home, model) {
-  const dir = join(home.dir, 'gemini');
-  mkdirSync(join(dir, '.gemini'), { recursive: true });
-  writeFileSync(join(dir, '.gemini', 'settings.json'), JSON.stringify({
-    security: { auth: { selectedType: 'gemini-api-key' } },
-    privacy: { usageStatisticsEnabled: false },
-    general: { disableAutoUpdate: true, disableUpdateNag: true },
-  }, null, 2));
-  writeFileSync(join(dir, '.gemini', 'trustedFolders.json'), JSON.stringify({ [home.work]: 'TRUST_FOLDER' }));
-  return ['--env', `GEMINI_CLI_HOME=${dir}`, '--env', 'GEMINI_API_KEY=fake', '--env', `GOOGLE_GEMINI_BASE_URL=${model.url}`];
-}
-
 // The run of one agent (see the top): `spawn(model, prompt)` spawns w1 with the preset,
 // `shell` is the model's call of the agent's own shell tool, `asks` what its permission prompt
 // says on the screen.
 async function unattended(home, { Fake, T, spawn, shell, asks }) {
+  const steps = [];
   const model = await fake(home, Fake, teammate({
     T,
     work: [
       { tool: 'message_send', input: { to: 'leader', text: 'hello from w1, unasked' } },
       { ...shell, own: true },
     ],
+    onStep: (c, step) => steps.push(step.tool ?? 'text'),
   }));
   await home.create();
   const agent = await spawn(model, 'Say hello to the leader, then write ran.txt.');
@@ -90,6 +46,11 @@ async function unattended(home, { Fake, T, spawn, shell, asks }) {
   const m = await nextMessage(home);
   assert.equal(m.from, 'w1');
   assert.equal(m.text, 'hello from w1, unasked');
+  // The model's first answer was a team tool (Claude Code's own WaitForMcpServers may come first,
+  // when the prompt given at start reached the model before the server had connected; it asks
+  // nobody).
+  const first = steps.filter((s) => s !== 'WaitForMcpServers')[0];
+  assert.ok(first.startsWith(T('')), `the model's first answer: ${steps.join(', ')}`);
   // 2. The agent's own tool still asks its person.
   const screen = await until(async () => {
     const s = await home.screen(agent.paneId);
