@@ -4,11 +4,12 @@
 // marker in its environment; afterwards none may be left).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
+import { secureBase } from '../support/homes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const TEAM = resolve(process.env.TEAM_BINARY ?? process.env.TEAM_DEFAULT_BINARY ?? join(here, '../../build/team'));
@@ -26,31 +27,8 @@ export const FAKE_KEY = 'sk-ant-api03-team-tests-fake-key-0123456789abcdefghijkl
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Why Gemini CLI would skip a settings file below `dir` (team's own check, gemini_settings_skipped,
-// in a few lines): a directory on the way not root's, or writable by group or others.
-function unsafeFor(dir) {
-  for (let d = resolve(dir); ; d = dirname(d)) {
-    if (existsSync(d)) {
-      const st = statSync(d);
-      if (st.uid !== 0 || (st.mode & 0o022) !== 0) return `${d} (uid ${st.uid}, mode ${(st.mode & 0o7777).toString(8)})`;
-    }
-    if (d === dirname(d)) return null;
-  }
-}
-
-// A directory for homes where Gemini CLI reads a preset's settings file, as it would in a
-// user's default home (~/.local/state/team): the build's Testing directory, else the user's
-// cache. The system's temporary directory is writable by others and so is not one.
-export function safeBase() {
-  const candidates = [process.env.TEAM_AGENTS_HOMES, join(dirname(TEAM), 'Testing', 'agent-homes'), join(homedir(), '.cache', 'team-agent-tests')];
-  const why = [];
-  for (const c of candidates.filter(Boolean)) {
-    const reason = unsafeFor(c);
-    if (!reason) return c;
-    why.push(`${c}: ${reason}`);
-  }
-  throw new Error(`no directory for a home that Gemini CLI would read settings in (as root, none writable by group or others):\n  ${why.join('\n  ')}`);
-}
+// A directory for homes where Gemini CLI reads a preset's settings file (tests/support/homes.mjs).
+export const safeBase = () => secureBase(TEAM, 'agent-homes');
 
 // Live (not zombie) processes whose environment carries `mark` (and every one of `more`).
 export function marked(mark, ...more) {

@@ -1271,7 +1271,15 @@ TEST_CASE("doctor says what each agent's preset gives it; a Gemini spawn its set
     std::ofstream(codex_package / "package.json") << R"({"name":"@openai/codex","version":"0.169.0"})";
     fs::create_symlink(codex_package / "bin" / "codex.js", bin / "codex");
     stand_in(bin / "gemini", "exec sleep 600");
-    Env path{{"PATH", bin.string() + ":/usr/bin:/bin"}};
+    // The home below a directory others may write (as /tmp is), whatever TMPDIR says.
+    fs::path shared = env.dir() / "shared";
+    fs::create_directory(shared);
+    fs::permissions(shared, fs::perms(01777));
+    fs::path home = shared / "home";
+    Env path{{"PATH", bin.string() + ":/usr/bin:/bin"}, {"TEAM_HOME", home.string()}};
+    // Why Gemini would skip a file there: that directory, or, for another user than root, the
+    // file's owner.
+    std::string why = ::geteuid() == 0 ? shared.string() + "' is writable by others" : "not root";
 
     auto doctor = env.run({"doctor", "--json"}, path);
     INFO(doctor.out << doctor.err);
@@ -1288,21 +1296,21 @@ TEST_CASE("doctor says what each agent's preset gives it; a Gemini spawn its set
     CHECK_THAT(checks["codex"]["message"].get<std::string>(),
                Catch::Contains("codex 0.169.0") &&
                    Catch::Contains("default_tools_approval_mode"));
-    // The test's home is under the system's temporary directory, writable by others.
     REQUIRE(checks.count("gemini"));
     CHECK(checks["gemini"]["status"] == "warn");
     CHECK_THAT(checks["gemini"]["message"].get<std::string>(),
-               Catch::Contains("refused in this home") && Catch::Contains("writable by"));
+               Catch::Contains("refused in this home") && Catch::Contains(why));
     CHECK_THAT(checks["gemini"]["hint"].get<std::string>(), Catch::Contains("use a home"));
     CHECK(doctor.exit_code == 0);  // warnings, no failure
 
     // The spawn itself: refused (exit 2) with the reason and the fix; no agent, file or pane.
-    REQUIRE(env.run({"create", "gem"}).exit_code == 0);
+    REQUIRE(env.run({"create", "gem"}, path).exit_code == 0);
     auto r = env.run({"spawn", "g1", "--team", "gem", "--preset", "gemini"}, path);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains("Gemini CLI would skip the preset's settings file") &&
-                          Catch::Contains("writable by") && Catch::Contains("Fix: "));
-    CHECK(env.run({"agents", "--all", "--team", "gem", "--json"}).json().empty());
-    CHECK_FALSE(fs::exists(env.home() / "presets"));
-    CHECK_FALSE(fs::exists(env.home() / "tmux.sock"));
+                          Catch::Contains(why) &&
+                          Catch::Contains("Fix: "));
+    CHECK(env.run({"agents", "--all", "--team", "gem", "--json"}, path).json().empty());
+    CHECK_FALSE(fs::exists(home / "presets"));
+    CHECK_FALSE(fs::exists(home / "tmux.sock"));
 }

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { secureBase } from '../support/homes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const TEAM = resolve(process.env.TEAM_BINARY ?? process.env.TEAM_DEFAULT_BINARY ?? join(here, '../../build/team'));
@@ -162,9 +163,10 @@ class Home {
 }
 
 // Runs `body(home)` on a fresh home, cleaning up whatever happens.
+// `base`: the directory the home is made in, or a function that returns it.
 function withHome(body, base = undefined) {
   return async () => {
-    const home = new Home(base);
+    const home = new Home(typeof base === 'function' ? base() : base);
     let failure = null;
     try {
       await body(home);
@@ -501,10 +503,10 @@ test('spawn --preset wires team mcp into claude, codex and gemini, acting as the
   const unknown = await home.team(['spawn', 'w-x', '--preset', 'claud']);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown preset 'claud'.*claude/);
-  // A home in the build's directory, not the system's temporary one (writable by others): Gemini
-  // CLI reads the preset's settings file only where root owns every directory above it and no
-  // group or other may write one (tests/agents proves it on Gemini CLI itself).
-}, join(dirname(TEAM), 'Testing', 'mcp-homes')));
+  // A home where Gemini CLI reads the preset's settings file, not the system's temporary
+  // directory (writable by others): tests/support/homes.mjs (tests/agents proves it on Gemini
+  // CLI itself).
+}, () => secureBase(TEAM, 'mcp-homes')));
 
 test('a waiting inbox_read does not hold up other calls and wakes on a send from another process', withHome(async (home) => {
   const created = await home.team(['create', 'web', '--cwd', home.dir]);
