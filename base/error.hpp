@@ -20,40 +20,41 @@ enum class ErrorCode {
     unconfirmed,
 };
 
-constexpr int exit_code(ErrorCode code) {
-    switch (code) {
-        case ErrorCode::failed:
-            return 1;
-        case ErrorCode::usage:
-            return 2;
-        case ErrorCode::not_found:
-            return 3;
-        case ErrorCode::refused:
-            return 4;
-        case ErrorCode::timeout:
-            return 124;
-        case ErrorCode::unconfirmed:
-            return 6;
+// Each code's exit code, its name in JSON (`code`) and its HTTP status: the one table every face
+// takes them from.
+struct ErrorKind {
+    ErrorCode code;
+    int exit;
+    std::string_view name;
+    int http;
+};
+inline constexpr ErrorKind kErrorKinds[] = {
+    {ErrorCode::failed, 1, "failed", 500},
+    {ErrorCode::usage, 2, "usage", 400},
+    {ErrorCode::not_found, 3, "not_found", 404},
+    {ErrorCode::refused, 4, "refused", 409},
+    {ErrorCode::timeout, 124, "timeout", 504},
+    // the host did not answer: as a gateway whose upstream gave no valid answer
+    {ErrorCode::unconfirmed, 6, "unconfirmed", 502},
+};
+
+constexpr const ErrorKind& error_kind(ErrorCode code) {
+    for (const auto& k : kErrorKinds) {
+        if (k.code == code) return k;
     }
-    return 1;
+    return kErrorKinds[0];
+}
+
+constexpr int exit_code(ErrorCode code) {
+    return error_kind(code).exit;
 }
 
 inline std::string_view code_name(ErrorCode code) {
-    switch (code) {
-        case ErrorCode::failed:
-            return "failed";
-        case ErrorCode::usage:
-            return "usage";
-        case ErrorCode::not_found:
-            return "not_found";
-        case ErrorCode::refused:
-            return "refused";
-        case ErrorCode::timeout:
-            return "timeout";
-        case ErrorCode::unconfirmed:
-            return "unconfirmed";
-    }
-    return "failed";
+    return error_kind(code).name;
+}
+
+constexpr int http_status(ErrorCode code) {
+    return error_kind(code).http;
 }
 
 class Error : public std::runtime_error {

@@ -191,21 +191,13 @@ nlohmann::json request_values(const ops::Operation& op, const Match& match,
 }
 
 int status_of(int exit_code, bool error) {
-    switch (exit_code) {
-        case 0:
-            return 200;
-        case 2:
-            return 400;
-        case 3:
-            return 404;
-        case 4:
-            return 409;
-        case 124:
-            return 504;
-        default:
-            // A command's own exit code (run) is a result, not an error of the request.
-            return error ? 500 : 200;
+    if (exit_code == 0) return 200;
+    // The exit code of an error's kind (base/error.hpp) has that kind's status; 1 only as an
+    // error: a command's own exit code (run) is a result, not an error of the request.
+    for (const auto& kind : kErrorKinds) {
+        if (kind.exit == exit_code && (error || kind.code != ErrorCode::failed)) return kind.http;
     }
+    return error ? http_status(ErrorCode::failed) : 200;
 }
 
 }  // namespace team::http
