@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "base/error.hpp"
 #include "base/names.hpp"
@@ -27,8 +29,21 @@ constexpr const char* kGlobalHelp =
     "  -t,--team NAME   the team to act on [env: TEAM_NAME]\n"
     "  --as NAME        who is calling: agent name or name@team [env: TEAM_AGENT_ID]\n"
     "  --json           machine output: one JSON document on stdout\n"
-    "  --no-color       plain human output [env: NO_COLOR]\n"
-    "Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 refused, 124 timeout.";
+    "  --no-color       plain human output [env: NO_COLOR]\n";
+
+// "Exit codes: 0 ok, 1 failed, …": every code of base/error.hpp's table, in order.
+std::string exit_codes_line() {
+    std::vector<const ErrorKind*> kinds;
+    for (const auto& k : kErrorKinds) kinds.push_back(&k);
+    std::sort(kinds.begin(), kinds.end(), [](auto* a, auto* b) { return a->exit < b->exit; });
+    std::string line = "Exit codes: 0 ok";
+    for (const auto* k : kinds) {
+        std::string name(k->name);
+        std::replace(name.begin(), name.end(), '_', ' ');
+        line += ", " + std::to_string(k->exit) + " " + name;
+    }
+    return line + ".";
+}
 
 std::optional<std::string> env(const char* name) {
     const char* v = std::getenv(name);
@@ -217,9 +232,8 @@ int run(int argc, char** argv) {
     app.set_version_flag("--version", version());
     app.fallthrough();  // global options may stand after the command too
     app.require_subcommand(1);
-    app.footer(
-        "Exit codes: 0 success, 1 failed, 2 usage, 3 not found, 4 refused, 124 timeout.\n"
-        "Run 'team COMMAND --help' for a command's options. Guide: docs/guide.md");
+    app.footer(exit_codes_line() +
+               "\nRun 'team COMMAND --help' for a command's options. Guide: docs/guide.md");
 
     GlobalOptions g;
     std::string home, team, as;
@@ -240,7 +254,7 @@ int run(int argc, char** argv) {
     std::function<void(CLI::App&)> add_global_help = [&](CLI::App& parent) {
         for (auto* sub : parent.get_subcommands([](const CLI::App*) { return true; })) {
             sub->footer(sub->get_footer() + (sub->get_footer().empty() ? "" : "\n\n") +
-                        kGlobalHelp);
+                        kGlobalHelp + exit_codes_line());
             add_global_help(*sub);
         }
     };

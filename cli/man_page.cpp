@@ -85,11 +85,17 @@ const Entry kExitCodes[] = {
     {"4",
      "refused: not allowed for this caller, or not in this state (already terminated, not the "
      "leader); nothing was changed"},
+    {"6",
+     "unconfirmed: what was done cannot be confirmed (an agent's host did not answer); it is "
+     "never reported as done"},
     {"124", "timeout: a --wait or --timeout ran out before the awaited thing happened"},
 };
 
 const Entry kEnvironment[] = {
     {"TEAM_HOME", "where all state lives, as --home"},
+    {"TEAM_STORE",
+     "the store, as --store: a PostgreSQL connection string (postgresql://…) shared by several "
+     "homes, or sqlite; by default the home's config, else the home's own SQLite file"},
     {"XDG_STATE_HOME",
      "the home is $XDG_STATE_HOME/team when neither --home nor TEAM_HOME is given"},
     {"TEAM_NAME", "the team a command acts on, as --team"},
@@ -110,6 +116,10 @@ const Entry kFiles[] = {
     {"HOME/shells/", "the output of background shells (ID.out)"},
     {"HOME/locks/", "the per-team locks of spawn, kill-agent and teardown"},
     {"HOME/presets/", "settings files written for spawn presets"},
+    {"HOME/config", "the home's settings: the store it uses (team store use)"},
+    {"HOME/wake/", "the FIFOs through which a commit wakes the waits of this home"},
+    {"HOME/hosts/", "the links to other hosts: one socket per host (NAME.sock)"},
+    {"HOME/worktrees/", "agents' git worktrees, TEAM/NAME (spawn --worktree)"},
     {"HOME/serve.token", "the token of team serve's HTTP API (0600)"},
     {"HOME/serve.json", "the address and pid of the team serve that runs"},
 };

@@ -1,6 +1,9 @@
 // The command frame: global options, home/team/caller resolution, errors and help (SPEC 1).
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <fstream>
 
+#include "base/error.hpp"
 #include "tests/support/process.hpp"
 
 using team::test::TeamEnv;
@@ -166,4 +169,38 @@ TEST_CASE("a description from stdin loses one trailing newline only", "[frame][i
         env.start({"create", "web", "--description", "-", "--json"}, {}, "two\nlines\n\n").wait();
     REQUIRE(r.exit_code == 0);
     CHECK(r.json()["description"] == "two\nlines\n");
+}
+
+// Docs that say what the code does (issue 38): guide.md's pasted `team --help` is the help, and
+// the help and the man page name every exit code of base/error.hpp's table.
+TEST_CASE("the guide's pasted help, the help's and the man page's exit codes match the code",
+          "[frame]") {
+    TeamEnv env;
+    auto help = env.run({"--help"});
+    REQUIRE(help.exit_code == 0);
+    std::ifstream in(team::test::source_dir() / "docs" / "guide.md");
+    REQUIRE(in);
+    std::string line, pasted;
+    bool inside = false;
+    while (std::getline(in, line)) {
+        if (line == "$ team --help") {
+            inside = true;
+            continue;
+        }
+        if (inside && line.rfind("$ ", 0) == 0) break;
+        if (inside) pasted += line + "\n";
+    }
+    CHECK(pasted == help.out);
+    auto man = env.run({"__man"});
+    REQUIRE(man.exit_code == 0);
+    auto status = man.out.substr(man.out.find(".SH EXIT STATUS"));
+    status = status.substr(0, status.find(".SH ", 4));
+    for (const auto& kind : team::kErrorKinds) {
+        std::string name(kind.name);
+        std::replace(name.begin(), name.end(), '_', ' ');
+        INFO(kind.name);
+        CHECK_THAT(help.out, Catch::Contains(std::to_string(kind.exit) + " " + name));
+        CHECK_THAT(status, Catch::Contains(std::to_string(kind.exit)) &&
+                               Catch::Contains(std::string(kind.name)));
+    }
 }
