@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "base/error.hpp"
+
 namespace team {
 
 bool is_executable_file(const std::string& path) {
@@ -57,6 +59,13 @@ std::string installed_or_self(const std::string& program, const std::string& sel
     auto found = find_program(program, path.empty() && env ? std::string(env) : path);
     if (found && (*found)[0] == '/' && same_bytes(*found, self)) return *found;
     return self;
+}
+
+std::string own_binary() {
+    std::error_code ec;
+    auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) throw failed("cannot find team's own binary (/proc/self/exe): " + ec.message());
+    return path.string();
 }
 
 }  // namespace team

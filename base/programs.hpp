@@ -14,6 +14,11 @@ bool is_executable_file(const std::string& path);
 std::optional<std::string> find_program(const std::string& program, const std::string& path,
                                         const std::string& cwd = "");
 
+// The absolute path of this process's own binary (/proc/self/exe): what team starts again for
+// its supervisors, hosts and servers, never a `team` found on the PATH (another version, maybe).
+// Throws a general failure, naming why, when it cannot be read.
+std::string own_binary();
+
 // What a configuration that outlives this process should name to run `self` again (the MCP
 // servers that spawn presets write): the `program` found on `path` when it is the same binary
 // (the same file, or a copy with the same bytes, as `cmake --install` and the package make),

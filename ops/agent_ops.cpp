@@ -1,7 +1,7 @@
 // The operations of agents (SPEC 4): spawn, list, attach, prompt (logs: ops/log_ops.cpp).
+#include "base/programs.hpp"
 #include "hosts/keeper.hpp"
 #include "ops/operation.hpp"
-#include "ops/remote.hpp"
 #include "ops/table.hpp"
 #include "state/host_rows.hpp"
 #include "tasks/tasks.hpp"
@@ -55,7 +55,7 @@ Result spawn_agent(Request& r) {
     // On a host of the store (SPEC 16), its keeper holds the host's lease while agents run here.
     if (r.core.store().engine() == Db::Engine::postgresql) {
         doc["host"] = r.args.has("host") ? nlohmann::json(r.args.string("host")) : nullptr;
-        auto keeper = hosts::ensure_keeper(r.core.store(), team_binary());
+        auto keeper = hosts::ensure_keeper(r.core.store(), own_binary());
         if (!keeper.empty()) doc["warning"] = keeper;
     }
     return Result(doc);

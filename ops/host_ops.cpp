@@ -3,9 +3,9 @@
 #include <chrono>
 
 #include "base/names.hpp"
+#include "base/programs.hpp"
 #include "hosts/link.hpp"
 #include "ops/operation.hpp"
-#include "ops/remote.hpp"
 #include "ops/table.hpp"
 #include "state/activity.hpp"
 #include "state/host_rows.hpp"
@@ -71,7 +71,7 @@ struct Answer {
 };
 
 Answer ask(Core& core, const hosts::LinkTarget& target) {
-    auto reply = hosts::call(core.home(), target, team_binary(),
+    auto reply = hosts::call(core.home(), target, own_binary(),
                              {{"hello", nlohmann::json::object()}}, kCheckTimeout);
     if (reply.contains("error")) {
         throw hosts::Unreachable("host " + quote(target.name) +
@@ -80,7 +80,7 @@ Answer ask(Core& core, const hosts::LinkTarget& target) {
     Answer a;
     a.hello = reply.value("hello", nlohmann::json::object());
     auto start = std::chrono::steady_clock::now();
-    hosts::call(core.home(), target, team_binary(), {{"ping", true}}, kCheckTimeout);
+    hosts::call(core.home(), target, own_binary(), {{"ping", true}}, kCheckTimeout);
     a.rtt_us = std::chrono::duration_cast<std::chrono::microseconds>(
                    std::chrono::steady_clock::now() - start)
                    .count();
@@ -141,7 +141,7 @@ Result add_host(Request& r) {
     // came before the row, when that home was no host yet).
     if (!live_agents_of_home(store, home_id).empty()) {
         try {
-            hosts::call(r.core.home(), target, team_binary(), {{"hello", nlohmann::json::object()}},
+            hosts::call(r.core.home(), target, own_binary(), {{"hello", nlohmann::json::object()}},
                         kCheckTimeout);
         } catch (const hosts::Unreachable&) {
             // added all the same; `host check` starts the keeper once the host answers

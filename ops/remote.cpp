@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/names.hpp"
+#include "base/programs.hpp"
 #include "hosts/keeper.hpp"
 #include "hosts/link.hpp"
 #include "proc/detach.hpp"
@@ -45,11 +46,6 @@ std::chrono::milliseconds request_timeout(const Operation& op, const Args& args)
 
 }  // namespace
 
-std::string team_binary() {
-    std::error_code ec;
-    auto path = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("team") : path.string();
-}
 
 std::optional<Result> run_on_host(Core& core, const Operation& op, const Args& args,
                                   const std::optional<TeamRecord>& team) {
@@ -98,7 +94,7 @@ std::optional<Result> run_on_host(Core& core, const Operation& op, const Args& a
          core.identity().via ? nlohmann::json(*core.identity().via) : nlohmann::json(nullptr)}};
     nlohmann::json reply;
     try {
-        reply = hosts::call(core.home(), {host->name, host->ssh, host->team_path}, team_binary(),
+        reply = hosts::call(core.home(), {host->name, host->ssh, host->team_path}, own_binary(),
                             request, request_timeout(op, args));
     } catch (const hosts::Unreachable& e) {
         if (op.name == "kill_agent") {
@@ -138,7 +134,7 @@ class Channel {
             // started again by the next contact (host check), before their lease runs out.
             if (s.engine() == Db::Engine::postgresql &&
                 !live_agents_of_home(s, s.home_id()).empty()) {
-                hosts::ensure_keeper(s, team_binary());
+                hosts::ensure_keeper(s, own_binary());
             }
             char name[256] = {};
             ::gethostname(name, sizeof name - 1);

@@ -25,7 +25,4 @@ Result kill_agent_unanswered(Request& r, const std::string& why);
 // the exit code.
 int serve_channel(const std::string& version, int in_fd, int out_fd);
 
-// This program's path (the far side runs the same program name as the near side's link).
-std::string team_binary();
-
 }  // namespace team::ops

@@ -12,6 +12,7 @@
 
 #include "acp/client.hpp"
 #include "base/error.hpp"
+#include "base/programs.hpp"
 #include "proc/signals.hpp"
 #include "shells/shells.hpp"
 #include "state/acp_rows.hpp"
@@ -33,12 +34,6 @@ namespace {
 
 // How often at most the transcript is written while it streams.
 constexpr auto kTranscriptPace = 100ms;
-
-std::string self_exe() {
-    std::error_code ec;
-    auto path = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("team") : path.string();
-}
 
 void print(const std::string& text) {
     if (text.empty()) return;
@@ -546,7 +541,7 @@ int host_acp_agent(Store& store, std::int64_t agent_id) {
     // with a scrubbed environment (as team/presets does for the pane agents).
     options.mcp_servers =
         json::array({{{"name", "team"},
-                      {"command", self_exe()},
+                      {"command", own_binary()},
                       {"args", json::array({"mcp", "--home", store.home().string(), "--team",
                                             team->name, "--as", agent->name})},
                       {"env", json::array()}}});

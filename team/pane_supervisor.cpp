@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "base/error.hpp"
+#include "base/programs.hpp"
 #include "proc/pidfd.hpp"
 #include "proc/process_table.hpp"
 #include "proc/signals.hpp"
@@ -40,10 +41,8 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     spec.argv = agent->command.get<std::vector<std::string>>();
     if (load_acp_session(store, agent_id)) {
         // An ACP agent: its host runs the command (team/acp_host.hpp), in this pane.
-        std::error_code ec;
-        auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-        spec.argv = {ec ? std::string("team") : self.string(), "__acp", "--home",
-                     store.home().string(), std::to_string(agent_id)};
+        spec.argv = {own_binary(), "__acp", "--home", store.home().string(),
+                     std::to_string(agent_id)};
     }
     spec.cwd = agent->cwd.value_or("/");
     spec.capture_output = false;

@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "base/programs.hpp"
 #include "base/whole_file.hpp"
 #include "proc/pidfd.hpp"
 #include "proc/process_table.hpp"
@@ -34,13 +35,6 @@ namespace {
 
 // How long spawn waits for the pane's supervisor to confirm the command runs.
 constexpr auto kSpawnTimeout = std::chrono::seconds(10);
-
-std::string self_exe() {
-    std::error_code ec;
-    auto path = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) throw failed("cannot find the team binary: " + ec.message());
-    return path.string();
-}
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
     std::string value;
@@ -176,7 +170,7 @@ AgentRecord open_pane_and_wait(Store& store, const Clock& clock, proc::Processes
         ChangeWatch watch(store.home());  // before the pane starts, so its update is seen
         pane = server.open_pane(
             team.name,
-            {self_exe(), "__agent", "--home", store.home().string(), std::to_string(agent.id)},
+            {own_binary(), "__agent", "--home", store.home().string(), std::to_string(agent.id)},
             *agent.cwd, agent.name, *agent.log_file);
         auto supervisor = processes.open(pane->pid);
         auto deadline = clock.steady() + kSpawnTimeout;
@@ -238,7 +232,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
     }
     if (request.preset) {
         check_name(request.name, "agent name");
-        wiring = wire_preset({*request.preset, self_exe(), store_.home(), team.name, request.name},
+        wiring = wire_preset({*request.preset, own_binary(), store_.home(), team.name, request.name},
                              request.argv);
         if (!wiring->file.empty()) {
             if (auto refusal = gemini_settings_refusal(wiring->file)) throw usage_error(*refusal);
