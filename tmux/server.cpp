@@ -140,6 +140,9 @@ TmuxResult TmuxServer::checked(const std::vector<std::string>& args, std::string
     return r;
 }
 
+// How many times open_pane tries again while a session is going (see there).
+constexpr int kOpenAttempts = 5;
+
 PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std::string>& argv,
                                const std::string& cwd, const std::string& title,
                                const fs::path& log) {
@@ -158,22 +161,29 @@ PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std
                                "pipe-pane", "-o", tmux_format_literal(pipe), ";", "select-layout",
                                "-t", target, "tiled", ";", "last-pane", "-t", target});
     TmuxResult r = tmux_.run(split);
-    if (!r.ok()) {
+    std::vector<std::string> create{"new-session", "-d", "-s", session, "-n", session};
+    create.insert(create.end(), command.begin(), command.end());
+    create.insert(create.end(), {";", "select-pane", "-t", target, "-T", tmux_format_literal(title),
+                                 ";", "pipe-pane", "-t", target, "-o", tmux_format_literal(pipe)});
+    for (int attempt = 1; !r.ok(); ++attempt) {
         // No server or no session yet: this pane starts the session.
-        std::vector<std::string> create{"new-session", "-d", "-s", session, "-n", session};
-        create.insert(create.end(), command.begin(), command.end());
-        create.insert(create.end(),
-                      {";", "select-pane", "-t", target, "-T", tmux_format_literal(title), ";",
-                       "pipe-pane", "-t", target, "-o", tmux_format_literal(pipe)});
         TmuxResult created = tmux_.run(create);
         if (created.ok()) {
             r = created;
-        } else {
-            // Once more, the call that fits (the session exists: split): it throws with the
-            // message that explains, or, when the first failure passed, makes the pane.
-            bool exists = created.err.find("duplicate session") != std::string::npos;
-            r = checked(exists ? split : create);
+            break;
         }
+        bool exists = created.err.find("duplicate session") != std::string::npos;
+        r = tmux_.run(exists ? split : create);
+        if (r.ok() || !exists || attempt == kOpenAttempts) {
+            // The call that fits (the session exists: split): it throws with the message that
+            // explains, or, when the first failure passed, makes the pane.
+            if (!r.ok()) r = checked(exists ? split : create);
+            break;
+        }
+        // The session is there for new-session and has no pane for split-window ("no current
+        // target"): it is going, its last pane ended (a spawn killed mid-way, its supervisor
+        // gone; the crash proof's seed 1022). Once it has gone, new-session makes it again.
+        std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
     }
     PaneInfo pane;
     std::istringstream fields(r.out);
