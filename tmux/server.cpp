@@ -173,11 +173,17 @@ PaneInfo TmuxServer::open_pane(const std::string& session, const std::vector<std
             break;
         }
         bool exists = created.err.find("duplicate session") != std::string::npos;
-        r = tmux_.run(exists ? split : create);
-        if (r.ok() || !exists || attempt == kOpenAttempts) {
-            // The call that fits (the session exists: split): it throws with the message that
-            // explains, or, when the first failure passed, makes the pane.
-            if (!r.ok()) r = checked(exists ? split : create);
+        if (!exists || attempt == kOpenAttempts) {
+            // Once more, the call that fits (the session exists: split): it throws with the
+            // message that explains, or, when the first failure passed, makes the pane.
+            r = checked(exists ? split : create);
+            break;
+        }
+        r = tmux_.run(split);
+        bool going = r.err.find("no current target") != std::string::npos ||
+                     r.err.find("can't find") != std::string::npos;
+        if (r.ok() || !going) {
+            if (!r.ok()) r = checked(split);
             break;
         }
         // The session is there for new-session and has no pane for split-window ("no current
