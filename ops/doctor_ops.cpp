@@ -1,7 +1,7 @@
 // The operation `doctor`: a short check that team can run here, each line ok, warn or fail with
 // words a new user can act on: tmux and its version, git, the home's permissions, the store,
-// the agents' CLIs on the PATH and what a preset gives each, and the dashboard's port. It changes nothing: a home that is not
-// there is not made, a store is only opened when it exists.
+// the agents' CLIs on the PATH and what a preset gives each, and the dashboard's port. It
+// changes nothing: a home that is not there is not made, a store is only opened when it exists.
 #include "ops/doctor_ops.hpp"
 
 #include <arpa/inet.h>
@@ -226,8 +226,10 @@ Check check_agent_clis() {
 }
 
 // The version of an agent's CLI installed from npm: the `version` of the nearest package.json
-// above the file the program resolves to (cheap: Gemini CLI's own --version takes seconds).
-std::optional<std::string> npm_version(const std::string& program) {
+// above the file the program resolves to, when it is the package's (its name begins with
+// `package`: a platform's binary package counts too). Cheap: Gemini CLI's own --version takes
+// seconds.
+std::optional<std::string> npm_version(const std::string& program, const std::string& package) {
     std::error_code ec;
     fs::path real = fs::canonical(program, ec);
     if (ec) return std::nullopt;
@@ -236,7 +238,8 @@ std::optional<std::string> npm_version(const std::string& program) {
         std::ifstream in(dir / "package.json");
         if (!in) continue;
         auto doc = nlohmann::json::parse(in, nullptr, false);
-        if (doc.is_object() && doc.contains("version") && doc["version"].is_string()) {
+        if (doc.is_object() && doc.value("name", "").rfind(package, 0) == 0 &&
+            doc.contains("version") && doc["version"].is_string()) {
             return doc["version"].get<std::string>();
         }
         return std::nullopt;
@@ -282,7 +285,7 @@ std::vector<Check> check_presets(const fs::path& home) {
         auto path = find_program(a.cli, path_env());
         if (!path) continue;
         std::string name = a.cli;
-        auto version = npm_version(*path);
+        auto version = npm_version(*path, a.install);
         if (!version && std::string(a.cli) != "gemini") {
             // "2.1.197 (Claude Code)", "codex-cli 0.169.0": the first word with a digit.
             std::istringstream words(first_line(*path, "--version").value_or(""));
