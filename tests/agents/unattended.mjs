@@ -12,11 +12,11 @@
 // Also the one-shot modes (`codex exec` in others.mjs, `gemini -p` here) and a Gemini spawn
 // refused for a home whose directories Gemini CLI would not trust.
 import assert from 'node:assert/strict';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { FakeGemini, FakeOpenAI } from './fake-others.mjs';
 import { FakeAnthropic } from './fake-anthropic.mjs';
 import { claudeTools, geminiTools, teammate } from './teammate.mjs';
-import { CODEX, GEMINI, existsSync, join, readdirSync, safeBase, tree, until } from './harness.mjs';
+import { CODEX, GEMINI, existsSync, join, safeBase, tree, until } from './harness.mjs';
 import { CODEX_OFFLINE, codexHome, fake, geminiHome } from './others.mjs';
 
 const WAIT = Number(process.env.TEAM_AGENTS_WAIT_MS ?? 90000);
@@ -133,19 +133,25 @@ export const scenarios = {
     assert.equal(task.status, 'pending', JSON.stringify(task));
   }),
 
-  // A home under a directory others may write (the system's temporary directory): Gemini CLI
-  // would skip the preset's settings file, so the spawn is refused, with the reason and the
-  // fix, and leaves nothing: no agent, no file, no pane.
+  // A home under a directory others may write (as the system's temporary directory is; made so
+  // here, whatever TMPDIR says): Gemini CLI would skip the preset's settings file, so the spawn is
+  // refused, with the reason and the fix, and leaves nothing: no agent, no file, no pane.
   'gemini: refused for a home under a directory others may write': async (home) => {
-    await home.create();
-    const r = await home.team(['spawn', 'w1', '--preset', 'gemini', '--', GEMINI]);
+    const shared = join(home.dir, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const env = { TEAM_HOME: join(shared, 'home') };
+    const created = await home.team(['create', home.teamName, '--cwd', home.work], { env });
+    assert.equal(created.code, 0, created.stderr);
+    const r = await home.team(['spawn', 'w1', '--preset', 'gemini', '--', GEMINI], { env });
     assert.equal(r.code, 2, r.stderr + r.stdout);
-    assert.match(r.stderr, new RegExp(`'${tmpdir()}' is writable by others`));
+    const why = process.getuid() === 0 ? `'${shared}' is writable by others` : 'not root';
+    assert.ok(r.stderr.includes(why), r.stderr);
     assert.match(r.stderr, /Fix: /);
-    assert.deepEqual(await home.json(['agents', '--all']), []);
-    assert.ok(!existsSync(join(home.dir, 'presets')) || readdirSync(join(home.dir, 'presets')).length === 0);
-    const panes = await home.tmux(['list-panes', '-a']);
-    assert.equal(panes.stdout.trim(), '');
+    const agents = await home.team(['agents', '--all', '--json'], { env });
+    assert.deepEqual(JSON.parse(agents.stdout), []);
+    assert.ok(!existsSync(join(env.TEAM_HOME, 'presets')));
+    assert.ok(!existsSync(join(env.TEAM_HOME, 'tmux.sock')));
   },
 };
 
