@@ -7,9 +7,9 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <spawn.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -272,13 +272,16 @@ std::vector<Check> check_presets(const fs::path& home) {
         const char* proven;   // the release tests/agents runs
         const char* allows;   // how the preset allows the team's tools
         const char* install;  // the npm package
+        // Gemini CLI: its --version takes seconds (not asked), and its preset needs a settings
+        // file where Gemini reads one.
+        bool settings_file = false;
     };
     static const Agent agents[] = {
         {"claude", "2.1.197", "--allowedTools mcp__team", "@anthropic-ai/claude-code"},
         {"codex", "0.169.0", "mcp_servers.team.default_tools_approval_mode = \"approve\"",
          "@openai/codex"},
         {"gemini", "0.61.0", "\"trust\": true on the server in its settings file",
-         "@google/gemini-cli"},
+         "@google/gemini-cli", true},
     };
     std::vector<Check> checks;
     for (const auto& a : agents) {
@@ -286,7 +289,7 @@ std::vector<Check> check_presets(const fs::path& home) {
         if (!path) continue;
         std::string name = a.cli;
         auto version = npm_version(*path, a.install);
-        if (!version && std::string(a.cli) != "gemini") {
+        if (!version && !a.settings_file) {
             // "2.1.197 (Claude Code)", "codex-cli 0.169.0": the first word with a digit.
             std::istringstream words(first_line(*path, "--version").value_or(""));
             for (std::string w; words >> w;) {
@@ -298,13 +301,13 @@ std::vector<Check> check_presets(const fs::path& home) {
         }
         std::string shown =
             std::string(a.cli) + " " + version.value_or("(version unknown)") + " (" + *path + ")";
-        if (std::string(a.cli) == "gemini") {
+        if (a.settings_file) {
             fs::path file = home / "presets" / "TEAM.NAME.gemini.json";
-            if (auto refusal = gemini_settings_refusal(file)) {
-                checks.push_back({name, "warn",
-                                  shown + ": --preset gemini is refused in this home, since " +
-                                      *gemini_settings_skipped(file),
-                                  refusal->substr(refusal->find("Fix: ") + 5)});
+            if (auto why = gemini_settings_skipped(file)) {
+                checks.push_back(
+                    {name, "warn",
+                     shown + ": --preset gemini is refused in this home, since " + *why,
+                     gemini_settings_fix()});
                 continue;
             }
         }
@@ -361,9 +364,8 @@ Check check_port(const fs::path& home) {
 
 Result doctor(Request& r) {
     fs::path home = resolve_home(r.core.identity().home);
-    std::vector<Check> checks{check_tmux(),       check_git(),
-                              check_home(home),   check_store(r.core, home),
-                              check_agent_clis()};
+    std::vector<Check> checks{check_tmux(), check_git(), check_home(home),
+                              check_store(r.core, home), check_agent_clis()};
     for (auto& c : check_presets(home)) checks.push_back(std::move(c));
     checks.push_back(check_port(home));
     bool failed = false;

@@ -46,7 +46,6 @@ std::chrono::milliseconds request_timeout(const Operation& op, const Args& args)
 
 }  // namespace
 
-
 std::optional<Result> run_on_host(Core& core, const Operation& op, const Args& args,
                                   const std::optional<TeamRecord>& team) {
     if (op.agent_param.empty() && op.host_param.empty()) return std::nullopt;

@@ -106,13 +106,12 @@ std::optional<std::string> directory_skipped(const fs::path& dir) {
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0) return std::nullopt;
     if (st.st_uid != 0) {
-        return quote(dir.string()) + " belongs to uid " + std::to_string(st.st_uid) +
-               ", not root";
+        return quote(dir.string()) + " belongs to uid " + std::to_string(st.st_uid) + ", not root";
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         std::string who = (st.st_mode & S_IWOTH) ? "others" : "its group";
-        return quote(dir.string()) + " is writable by " + who + " (mode " +
-               mode_text(st.st_mode) + ")";
+        return quote(dir.string()) + " is writable by " + who + " (mode " + mode_text(st.st_mode) +
+               ")";
     }
     return std::nullopt;
 }
@@ -138,19 +137,23 @@ std::optional<std::string> gemini_settings_skipped(const fs::path& file) {
     return std::nullopt;
 }
 
+std::string gemini_settings_fix() {
+    return ::geteuid() != 0
+               ? "Gemini CLI reads a settings file team writes only when team runs as root; as "
+                 "another user, give Gemini the team's server in your own settings and spawn it "
+                 "without --preset (docs/mcp.md, \"Gemini CLI\")"
+               : "use a home no directory above which is writable by group or others, such as "
+                 "the default one (~/.local/state/team)";
+}
+
 std::optional<std::string> gemini_settings_refusal(const fs::path& file) {
     auto why = gemini_settings_skipped(file);
     if (!why) return std::nullopt;
-    std::string fix =
-        ::geteuid() != 0
-            ? "Gemini CLI reads a settings file team writes only when team runs as root; as "
-              "another user, give Gemini the team's server in your own settings and spawn it "
-              "without --preset (docs/mcp.md, \"Gemini CLI\")"
-            : "use a home no directory above which is writable by group or others, such as "
-              "the default one (~/.local/state/team)";
     return "Gemini CLI would skip the preset's settings file " + quote(file.string()) + ": " +
-           *why + ". It reads one only when root owns it and every directory above it, none "
-           "writable by group or others, and would start without the team's tools. Fix: " + fix;
+           *why +
+           ". It reads one only when root owns it and every directory above it, none "
+           "writable by group or others, and would start without the team's tools. Fix: " +
+           gemini_settings_fix();
 }
 
 }  // namespace team

@@ -46,6 +46,10 @@ PresetWiring wire_preset(const PresetTarget& target, const std::vector<std::stri
 // skips one that fails with only a warning, and its agent then starts without the team's tools.
 std::optional<std::string> gemini_settings_skipped(const std::filesystem::path& file);
 
+// What to do when Gemini CLI would skip the settings file: a home elsewhere (root), or the
+// user's own Gemini settings (any other user).
+std::string gemini_settings_fix();
+
 // The refusal of a Gemini preset whose settings file Gemini CLI would skip: the reason and what
 // to do about it; nothing when it would read the file.
 std::optional<std::string> gemini_settings_refusal(const std::filesystem::path& file);

@@ -232,8 +232,8 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
     }
     if (request.preset) {
         check_name(request.name, "agent name");
-        wiring = wire_preset({*request.preset, own_binary(), store_.home(), team.name, request.name},
-                             request.argv);
+        wiring = wire_preset(
+            {*request.preset, own_binary(), store_.home(), team.name, request.name}, request.argv);
         if (!wiring->file.empty()) {
             if (auto refusal = gemini_settings_refusal(wiring->file)) throw usage_error(*refusal);
         }
