@@ -14,13 +14,25 @@
 #include "base/cancel.hpp"
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "jsonrpc/codec.hpp"
 #include "mcp/channel.hpp"
-#include "mcp/jsonrpc.hpp"
 #include "mcp/schema.hpp"
 #include "mcp/tools.hpp"
 #include "ops/operation.hpp"
 
 namespace team::mcp {
+
+using jsonrpc::error_response;
+using jsonrpc::frame;
+using jsonrpc::internal_error;
+using jsonrpc::invalid_params;
+using jsonrpc::invalid_request;
+using jsonrpc::Message;
+using jsonrpc::method_not_found;
+using jsonrpc::notification;
+using jsonrpc::parse_line;
+using jsonrpc::Refusal;
+using jsonrpc::result_response;
 
 namespace {
 
@@ -104,17 +116,16 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
             write(error_response(id, invalid_params, message, std::move(data)));
             return;
         }
-        nlohmann::json content = {{"success", false},
-                                  {"error", message},
-                                  {"code", code_name(ErrorCode::usage)}};
+        nlohmann::json content = {
+            {"success", false}, {"error", message}, {"code", code_name(ErrorCode::usage)}};
         if (!field.empty()) content["field"] = field;
         write(result_response(
-            id, {{"content",
-                  {{{"type", "text"},
-                    {"text",
-                     content.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}}}},
-                 {"structuredContent", content},
-                 {"isError", true}}));
+            id,
+            {{"content",
+              {{{"type", "text"},
+                {"text", content.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}}}},
+             {"structuredContent", content},
+             {"isError", true}}));
     }
 
     void write(const nlohmann::json& message) {
