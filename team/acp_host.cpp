@@ -27,6 +27,21 @@ namespace team {
 
 using nlohmann::json;
 
+namespace {
+
+// A message of the agent's inbox as the prompt it becomes. The host answers a shutdown request
+// itself; every other type (a message, a type a sender chose with `send --type`, whatever a
+// later verb sends) is the agent's to read, never dropped: its type and sender first, then its
+// text, then its data when it has any.
+std::string message_prompt(const Message& m) {
+    std::string text = "[" + m.type + " from " + m.from + "] " + m.text;
+    if (!m.data.is_null())
+        text += "\n[data] " + m.data.dump(-1, ' ', false, json::error_handler_t::replace);
+    return text;
+}
+
+}  // namespace
+
 int host_acp_agent(Store& store, std::int64_t agent_id) {
     auto agent = load_agent(store, agent_id);
     auto session = load_acp_session(store, agent_id);
@@ -109,8 +124,9 @@ int host_acp_agent(Store& store, std::int64_t agent_id) {
         } work;
         try {
             host.with_store([&] {
-                // Messages to the agent: a shutdown request is answered by the host; any other
-                // becomes a prompt turn (in the same transaction as it is marked read).
+                // Messages to the agent: a shutdown request is answered by the host; every other
+                // becomes a prompt turn (message_prompt), in the same transaction as it is marked
+                // read.
                 // Looked at first outside a write: a write commits, and a commit wakes every
                 // watcher of the home, this host included.
                 InboxSelection unread;
@@ -121,14 +137,14 @@ int host_acp_agent(Store& store, std::int64_t agent_id) {
                         for (const auto& m : inbox) {
                             if (m.type == "shutdown_request") {
                                 work.shutdown = true;
-                            } else if (m.type == "message" || m.type == "broadcast") {
-                                AcpTurnRow t;
-                                t.agent_id = agent_id;
-                                t.text = "[message from " + m.from + "] " + m.text;
-                                t.source = "message " + std::to_string(m.id);
-                                t.created_at = clock.now();
-                                insert_acp_turn(store, t);
+                                continue;
                             }
+                            AcpTurnRow t;
+                            t.agent_id = agent_id;
+                            t.text = message_prompt(m);
+                            t.source = "message " + std::to_string(m.id);
+                            t.created_at = clock.now();
+                            insert_acp_turn(store, t);
                         }
                         mark_unread_read(store, inbox, clock.now());
                     });
