@@ -219,7 +219,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
                    {"text",
                     content.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}}}},
                 {"structuredContent", content},
-                {"isError", !r.ok()}};
+                {"isError", r.is_error()}};
             write(result_response(f->id, std::move(result)));
         }
         // Once the reply is written (or will never be): a confirm from inside the agent's tree
