@@ -5,9 +5,11 @@
 
 #include <system_error>
 
+#include "base/error.hpp"
 #include "git/repo_lock.hpp"
 #include "git/repository.hpp"
 #include "git/snapshots.hpp"
+#include "proc/pidfd.hpp"
 #include "state/activity.hpp"
 #include "state/members.hpp"
 #include "state/teams.hpp"
@@ -36,6 +38,23 @@ nlohmann::json snapshot_json(const git::Snapshot& s, EpochMs at) {
             {"at", iso8601(at)}};
 }
 
+// Waits (up to kOrphanGitWait) until no process works in `path` or names it: the git a dead
+// spawn started there. Still one then: thrown, and the snapshot stays owed.
+void wait_for_orphans(const fs::path& path) {
+    auto deadline = std::chrono::steady_clock::now() + worktree_parts::kOrphanGitWait;
+    for (;;) {
+        std::vector<proc::Pidfd> running;
+        for (const auto& p : worktree_parts::processes_in(path, true)) {
+            if (auto fd = proc::Pidfd::open(p.pid, p.start_time)) running.push_back(std::move(*fd));
+        }
+        if (running.empty()) return;
+        if (!proc::wait_all_exited(running, deadline)) {
+            throw failed("process " + std::to_string(running.front().pid()) + " still works in " +
+                         quote(path.string()) + ": its snapshot stays owed");
+        }
+    }
+}
+
 }  // namespace
 
 void Worktrees::take(const WorktreeRow& first) {
@@ -49,11 +68,17 @@ void Worktrees::take(const WorktreeRow& first) {
         // Its agent never recorded its start (a spawn cut short): the worktree goes if nothing
         // is in it, so that the spawn run again finds its branch free; a row git never made a
         // worktree for is forgotten. Kept (its command ran for a moment after all and wrote
-        // something): a snapshot, as for any other end.
+        // something): a snapshot, as for any other end, and the row `present`, so that the
+        // spawn run again takes it over. The spawn's `git worktree add` may outlive it
+        // (orphaned, still at work): git's list says what it made only once it has ended.
+        wait_for_orphans(row->path);
         git::Repository repo = git::resolve_repository(*git_, row->repo);
         if (!git_entry(repo, row->path)) {
             store_.write([&] { delete_worktree_row(store_, row->id); });
             return;
+        }
+        if (row->state == "creating") {
+            store_.write([&] { set_worktree_state(store_, row->id, "present"); });
         }
         unmake(*row);
         row = load_worktree(store_, row->id);

@@ -91,20 +91,21 @@ WorktreePlan Worktrees::plan(const TeamRecord& team, const std::string& agent,
     WorktreePlan plan;
     WorktreeRow& row = plan.row;
     std::string branch = ask.branch.value_or(git::default_branch(team.name, agent));
-    if (ask.reuse_branch) {
-        // The kept worktree of an ended agent of this team, on that branch: the new agent
-        // starts in it, with whatever it holds.
-        for (const auto& kept : team_worktrees(store_, team.id)) {
-            if (kept.branch != branch || kept.state != "present" || agent_live(kept)) continue;
-            std::error_code ec;
-            if (!fs::is_directory(kept.path, ec)) continue;
-            row = kept;
-            row.agent = agent;
-            plan.reuse_id = kept.id;
-            plan.env = {"TEAM_WORKTREE=" + row.path, "TEAM_BRANCH=" + row.branch,
-                        "TEAM_BASE=" + row.base};
-            return plan;
-        }
+    // The kept worktree of an ended agent of this team, on that branch: with --reuse-branch,
+    // the new agent starts in it, with whatever it holds. Without, only the one that a spawn of
+    // this agent made and died before its agent started (`take` kept it: something was in it
+    // besides the checkout), which its spawn run again takes over.
+    for (const auto& kept : team_worktrees(store_, team.id)) {
+        if (kept.branch != branch || kept.state != "present" || agent_live(kept)) continue;
+        if (!ask.reuse_branch && (kept.agent != agent || !never_started(kept))) continue;
+        std::error_code ec;
+        if (!fs::is_directory(kept.path, ec)) continue;
+        row = kept;
+        row.agent = agent;
+        plan.reuse_id = kept.id;
+        plan.env = {"TEAM_WORKTREE=" + row.path, "TEAM_BRANCH=" + row.branch,
+                    "TEAM_BASE=" + row.base};
+        return plan;
     }
     row.team_id = team.id;
     row.agent = agent;

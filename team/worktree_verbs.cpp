@@ -23,6 +23,7 @@ namespace team {
 
 namespace fs = std::filesystem;
 using worktree_parts::git_entry;
+using worktree_parts::processes_in;
 
 nlohmann::json worktree_json(const WorktreeRow& row) {
     std::error_code ec;
@@ -40,21 +41,40 @@ nlohmann::json worktree_json(const WorktreeRow& row) {
 
 namespace {
 
-// The processes (other than this one) whose working directory is `dir` or below it.
-std::vector<pid_t> processes_in(const fs::path& dir) {
-    std::vector<pid_t> out;
+// Whether one of the NUL-separated arguments of `cmdline` is `path`.
+bool names_argument(const std::string& cmdline, const std::string& path) {
+    for (size_t at = 0; at < cmdline.size();) {
+        size_t end = cmdline.find('\0', at);
+        if (end == std::string::npos) end = cmdline.size();
+        if (cmdline.compare(at, end - at, path) == 0) return true;
+        at = end + 1;
+    }
+    return false;
+}
+
+}  // namespace
+
+namespace worktree_parts {
+
+std::vector<proc::ProcessInfo> processes_in(const fs::path& dir, bool or_naming) {
+    std::vector<proc::ProcessInfo> out;
     std::string prefix = dir.string();
     for (const auto& p : proc::scan_processes()) {
         if (p.pid == ::getpid() || p.is_zombie()) continue;
         std::error_code ec;
         auto cwd = fs::read_symlink("/proc/" + std::to_string(p.pid) + "/cwd", ec).string();
-        if (ec) continue;
-        if (cwd == prefix || cwd.compare(0, prefix.size() + 1, prefix + "/") == 0) {
-            out.push_back(p.pid);
+        if (!ec && (cwd == prefix || cwd.compare(0, prefix.size() + 1, prefix + "/") == 0)) {
+            out.push_back(p);
+        } else if (or_naming && names_argument(proc::cmdline_of(p.pid), prefix)) {
+            out.push_back(p);
         }
     }
     return out;
 }
+
+}  // namespace worktree_parts
+
+namespace {
 
 // Where a merge or removal measures the branch: the base's branch if it still exists, else
 // the base commit.
@@ -83,6 +103,12 @@ bool Worktrees::agent_live(const WorktreeRow& row) {
     if (!row.agent_id) return false;
     auto a = load_agent(store_, *row.agent_id);
     return a && a->live();
+}
+
+bool Worktrees::never_started(const WorktreeRow& row) {
+    if (!row.agent_id) return false;
+    auto a = load_agent(store_, *row.agent_id);
+    return a && !a->live() && !a->pid;
 }
 
 nlohmann::json Worktrees::list(const TeamRecord& team, bool all) {
@@ -236,7 +262,7 @@ nlohmann::json Worktrees::remove(const TeamRecord& team, const Caller& caller,
         auto pids = processes_in(row.path);
         if (!pids.empty()) {
             throw refused(
-                "process " + std::to_string(pids.front()) + " runs in " + quote(row.path) +
+                "process " + std::to_string(pids.front().pid) + " runs in " + quote(row.path) +
                 (pids.size() > 1 ? " (and " + std::to_string(pids.size() - 1) + " more)" : "") +
                 ": the worktree is kept");
         }
