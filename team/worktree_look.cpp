@@ -1,16 +1,20 @@
 // The look for `team agents`: the git state of a team's live worktree agents (status,
-// ahead/behind, whether each merges cleanly into the base, conflicts between their branches),
-// asked of git in parallel.
+// ahead/behind, whether each merges cleanly into the base, conflicts between their branches).
+// Read from the store, where each agent's watcher keeps it current (team/worktree_watch.hpp);
+// when one of them has none recorded (an agent from before, a watcher not yet run or gone),
+// asked of git in parallel, as before.
 #include "team/worktrees.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "git/repository.hpp"
 #include "git/status.hpp"
+#include "proc/process_table.hpp"
 
 namespace team {
 
@@ -36,6 +40,42 @@ void in_parallel(size_t n, const std::function<void(size_t)>& job) {
     for (size_t t = 1; t < std::min<size_t>(n, kGitThreads); ++t) threads.emplace_back(worker);
     worker();
     for (auto& t : threads) t.join();
+}
+
+// Whether the state was recorded by a watcher that still runs: then it is current.
+bool watched(const WorktreeRow& row) {
+    if (!row.git_state.is_object() || !row.git_state.contains("watcher")) return false;
+    const auto& w = row.git_state["watcher"];
+    auto pid = w.value("pid", std::int64_t{0});
+    auto start = proc::start_time_of(static_cast<pid_t>(pid));
+    return pid > 0 && start && *start == w.value("start", std::uint64_t{0});
+}
+
+// The recorded state of every live worktree agent, by agent name, as the git look gives it;
+// nothing when one of them has none.
+std::optional<std::map<std::string, nlohmann::json>> recorded_states(
+    const std::vector<std::pair<const WorktreeRow*, std::string>>& live) {
+    std::map<std::string, nlohmann::json> out;
+    std::set<std::string> names;
+    for (const auto& [row, name] : live) names.insert(name);
+    for (const auto& [row, name] : live) {
+        if (!watched(*row)) return std::nullopt;
+        nlohmann::json doc = row->git_state;
+        doc.erase("watcher");
+        doc.erase("head");
+        doc.erase("changed");
+        doc["conflictsWith"] = nlohmann::json::array();
+        for (const auto& c : row->git_conflicts) {
+            if (!names.count(c.value("agent", ""))) continue;
+            doc["conflictsWith"].push_back(
+                {{"agent", c["agent"]}, {"branch", c["branch"]}, {"files", c["files"]}});
+        }
+        doc["observedAt"] = row->git_state_at ? nlohmann::json(iso8601(*row->git_state_at))
+                                              : nlohmann::json(nullptr);
+        doc["source"] = "watcher";
+        out[name] = std::move(doc);
+    }
+    return out;
 }
 
 }  // namespace
@@ -64,6 +104,12 @@ nlohmann::json Worktrees::agent_states(const TeamRecord& team,
         }
     }
     if (live.empty()) return out;
+    std::vector<std::pair<const WorktreeRow*, std::string>> named;
+    for (const auto& l : live) named.emplace_back(l.row, l.name);
+    if (auto recorded = recorded_states(named)) {
+        for (auto& [name, doc] : *recorded) out[name].update(doc);
+        return out;
+    }
     // One repository lookup per repository.
     std::map<std::string, git::Repository> repos;
     for (auto& l : live) {
@@ -82,6 +128,7 @@ nlohmann::json Worktrees::agent_states(const TeamRecord& team,
         try {
             const git::Repository& repo = *l.repo;
             git::WorktreeStatus st = git::worktree_status(repo, l.row->path, l.row->base);
+            l.doc["source"] = "git";
             l.doc["missing"] = st.missing;
             if (st.missing) return;
             l.doc["ahead"] = st.ahead;
