@@ -42,9 +42,12 @@ void in_parallel(size_t n, const std::function<void(size_t)>& job) {
     for (auto& t : threads) t.join();
 }
 
-// Whether the state was recorded by a watcher that still runs: then it is current.
-bool watched(const WorktreeRow& row) {
+// Whether the state was recorded by a watcher that still runs: then it is current. Of an agent
+// of another home (a shared store), its watcher's process is not ours to look at: recorded is
+// enough.
+bool watched(const WorktreeRow& row, bool here) {
     if (!row.git_state.is_object() || !row.git_state.contains("watcher")) return false;
+    if (!here) return true;
     const auto& w = row.git_state["watcher"];
     auto pid = w.value("pid", std::int64_t{0});
     auto start = proc::start_time_of(static_cast<pid_t>(pid));
@@ -53,13 +56,19 @@ bool watched(const WorktreeRow& row) {
 
 // The recorded state of every live worktree agent, by agent name, as the git look gives it;
 // nothing when one of them has none.
+struct Watched {
+    const WorktreeRow* row;
+    std::string name;
+    bool here;  // the agent lives in this home
+};
+
 std::optional<std::map<std::string, nlohmann::json>> recorded_states(
-    const std::vector<std::pair<const WorktreeRow*, std::string>>& live) {
+    const std::vector<Watched>& live) {
     std::map<std::string, nlohmann::json> out;
     std::set<std::string> names;
-    for (const auto& [row, name] : live) names.insert(name);
-    for (const auto& [row, name] : live) {
-        if (!watched(*row)) return std::nullopt;
+    for (const auto& [row, name, here] : live) names.insert(name);
+    for (const auto& [row, name, here] : live) {
+        if (!watched(*row, here)) return std::nullopt;
         nlohmann::json doc = row->git_state;
         doc.erase("watcher");
         doc.erase("head");
@@ -91,6 +100,7 @@ nlohmann::json Worktrees::agent_states(const TeamRecord& team,
         std::optional<git::Repository> repo;
         nlohmann::json doc;
         std::vector<std::string> changed;  // files its branch changed since the base
+        bool here = true;                  // the agent lives in this home
     };
     std::vector<Live> live;
     for (const auto& a : agents) {
@@ -100,13 +110,16 @@ nlohmann::json Worktrees::agent_states(const TeamRecord& team,
                            {"branch", row.branch},
                            {"base", row.base},
                            {"baseName", row.base_name}};
-            if (a.live()) live.push_back({&row, a.name, std::nullopt, out[a.name], {}});
+            if (a.live()) {
+                live.push_back(
+                    {&row, a.name, std::nullopt, out[a.name], {}, a.lives_in(store_.home_id())});
+            }
         }
     }
     if (live.empty()) return out;
-    std::vector<std::pair<const WorktreeRow*, std::string>> named;
-    for (const auto& l : live) named.emplace_back(l.row, l.name);
-    if (auto recorded = recorded_states(named)) {
+    std::vector<Watched> watched;
+    for (const auto& l : live) watched.push_back({l.row, l.name, l.here});
+    if (auto recorded = recorded_states(watched)) {
         for (auto& [name, doc] : *recorded) out[name].update(doc);
         return out;
     }
