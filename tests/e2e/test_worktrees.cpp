@@ -5,6 +5,8 @@
 // restores byte-identical, the git state and the conflicts between agents, merge and its
 // checks, and that rm and gc never take work.
 
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "proc/process_table.hpp"
 #include "tests/support/agents_home.hpp"
 #include "tests/support/git_repo.hpp"
 #include "tests/support/helpers.hpp"
@@ -422,6 +425,19 @@ TEST_CASE("team agents shows a worktree's change within 1 s, as its watcher reco
         CHECK(shown);
         CHECK(last["source"] == "watcher");
     }
+    // Its watcher gone, a look asks git again: nothing regresses.
+    for (const auto& p : team::proc::scan_processes()) {
+        std::string cmdline = team::proc::cmdline_of(p.pid);
+        if (cmdline.find(std::string("__watch") + '\0') != std::string::npos &&
+            cmdline.find(h.env.home().string()) != std::string::npos) {
+            ::kill(p.pid, SIGKILL);
+        }
+    }
+    write_file(wt / "README.md", "hello, again\n");
+    CHECK(eventually([&] {
+        auto s = h.state("w1");
+        return s["source"] == "git" && s["modified"] == 1 && s["ahead"] == 1;
+    }));
     h.ok({"teardown", "--grace", "1s"});
     h.check_nothing_left();
 }
