@@ -8,6 +8,7 @@
 // `$N`); parameters and results travel as text. SQL that a connection runs a second time is
 // prepared on the server then and reused after (a per-connection cache by SQL text): a command
 // that runs each statement once pays no extra round trip, a server's repeated reads run faster.
+// A statement's binding and reading is its own room (state/pg_statement.hpp).
 //
 // A lost connection (the server restarted, the network cut) fails the statement that found it
 // with Kind::unreachable; the next statement outside a write reconnects first (once), so that a
