@@ -75,12 +75,22 @@ class Db {
     // Runs one or more statements without parameters or rows (schema, pragmas).
     virtual void exec(const std::string& sql) = 0;
 
-    // The write path (Store::write): one transaction in which no other writer of the store runs
-    // (SQLite: the writers' turn and BEGIN IMMEDIATE; PostgreSQL: BEGIN and a transaction-level
-    // advisory lock). commit_write makes it durable and visible and wakes every ChangeWatch of
-    // the store (SQLite: after the commit, through the home's FIFOs; PostgreSQL: a NOTIFY in the
-    // transaction). rollback_write never throws.
-    virtual void begin_write() = 0;
+    // A write's turn. `alone`: no other writer of the store runs meanwhile. `shared` (a claim,
+    // SPEC 16): shared writes run side by side, while every write `alone` still runs alone.
+    // PostgreSQL takes the writers' advisory lock shared, and the first INSERT of a shared write
+    // takes the appenders' lock to its commit, so that rows read by id as cursors (activity,
+    // messages) still commit in the order of their ids. SQLite has one writer at a time anyway:
+    // there a shared write is a write alone. Code inside a shared write must only take rows by
+    // row lock (FOR UPDATE SKIP LOCKED) or conditional UPDATE, never decide from a read of rows
+    // another shared write may change.
+    enum class Turn { alone, shared };
+
+    // The write path (Store::write): one transaction in its turn (SQLite: the writers' turn and
+    // BEGIN IMMEDIATE; PostgreSQL: BEGIN and a transaction-level advisory lock). commit_write
+    // makes it durable and visible and wakes every ChangeWatch of the store (SQLite: after the
+    // commit, through the home's FIFOs; PostgreSQL: a NOTIFY in the transaction). rollback_write
+    // never throws.
+    virtual void begin_write(Turn turn) = 0;
     virtual void commit_write() = 0;
     virtual void rollback_write() noexcept = 0;
 };

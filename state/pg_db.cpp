@@ -66,20 +66,17 @@ class PgDb final : public Db, public PgConnection {
         });
     }
 
-    void begin_write() override {
-        static const std::string begin =
+    // The writers' lock, taken shared for a shared turn (Db::Turn), whose appenders' lock
+    // waits for its first INSERT (run_once).
+    void begin_write(Turn turn) override {
+        static const std::string alone =
             "BEGIN; SET LOCAL lock_timeout = " + std::to_string(kPgLockTimeoutMs) +
             "; SELECT pg_advisory_xact_lock(" + std::to_string(kPgWriteLockKey) + ")";
-        begin_with(begin);
-    }
-    // The writers' lock taken shared (state/shared_write.hpp); the appenders' lock waits for
-    // the first INSERT (run_once).
-    void begin_shared_write() {
-        static const std::string begin =
+        static const std::string shared =
             "BEGIN; SET LOCAL lock_timeout = " + std::to_string(kPgLockTimeoutMs) +
             "; SELECT pg_advisory_xact_lock_shared(" + std::to_string(kPgWriteLockKey) + ")";
-        begin_with(begin);
-        append_turn_due_ = true;
+        begin_with(turn == Turn::shared ? shared : alone);
+        append_turn_due_ = turn == Turn::shared;
     }
     void commit_write() override {
         // One literal (GCC 12 takes a string built from the channel's name for an overflow).
@@ -365,10 +362,6 @@ unsigned pg_resets(const Db& db) {
 
 const std::string& pg_url(const Db& db) {
     return static_cast<const PgDb&>(db).url();
-}
-
-void pg_begin_shared_write(Db& db) {
-    static_cast<PgDb&>(db).begin_shared_write();
 }
 
 std::string pg_store_name(const Db& db) {

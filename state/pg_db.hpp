@@ -30,7 +30,7 @@ namespace team {
 inline constexpr std::int64_t kPgWriteLockKey = 7472601;
 // The advisory lock key a migration holds (pg_schema.hpp); apart from the writers' key.
 inline constexpr std::int64_t kPgMigrateLockKey = 7472602;
-// The advisory lock key a shared write (state/shared_write.hpp) takes from its first INSERT to
+// The advisory lock key a shared write (Db::Turn::shared) takes from its first INSERT to
 // its commit, so that appended rows commit in the order of their ids.
 inline constexpr std::int64_t kPgAppendLockKey = 7472603;
 // The channel commit_write notifies and a ChangeWatch listens on.
@@ -68,9 +68,6 @@ void pg_unshare(Db& db);
 unsigned pg_resets(const Db& db);
 // The connection string `db` was opened with.
 const std::string& pg_url(const Db& db);
-
-// Begins a shared write (state/shared_write.hpp) on `db`, which must come from open_postgresql.
-void pg_begin_shared_write(Db& db);
 
 // The store for messages, its URL redacted: "the store 'postgresql://team:***@db/team'".
 // `db` must come from open_postgresql.
