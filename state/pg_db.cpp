@@ -27,19 +27,6 @@ std::string field(const PGresult* r, int code) {
     return value ? value : "";
 }
 
-// Whether sql (as the repositories write it: upper-case keywords) is an INSERT, into `table`
-// when one is named.
-bool is_insert(std::string_view sql, std::string_view table = {}) {
-    auto start = sql.find_first_not_of(" \t\n");
-    if (start == std::string_view::npos) return false;
-    sql.remove_prefix(start);
-    if (table.empty()) return sql.starts_with("INSERT");
-    if (!sql.starts_with("INSERT INTO ")) return false;
-    sql.remove_prefix(12);
-    return sql.starts_with(table) &&
-           (sql.size() == table.size() || sql[table.size()] == ' ' || sql[table.size()] == '(');
-}
-
 class PgDb final : public Db, public PgConnection {
   public:
     PgDb(PGconn* conn, const std::string& url) : conn_(conn), url_(url) {
@@ -67,7 +54,7 @@ class PgDb final : public Db, public PgConnection {
     }
 
     // The writers' lock, taken shared for a shared turn (Db::Turn), whose appenders' lock
-    // waits for its first INSERT (run_once).
+    // waits for its first row of a log read by cursor (run_once).
     void begin_write(Turn turn) override {
         static const std::string alone =
             "BEGIN; SET LOCAL lock_timeout = " + std::to_string(kPgLockTimeoutMs) +
@@ -86,15 +73,16 @@ class PgDb final : public Db, public PgConnection {
         static_assert(std::string_view(kPgChangeChannel) == "team_changes");
         static_assert(std::string_view(kPgMessageChannel) == "team_messages");
         if (lost_) throw error(nullptr, When::statement);  // the write went with the connection
-        check(PQexec(conn_, stored_message_ ? commit_messages : commit), When::commit);
+        // The inboxes' channel when the messages repository said this write stores one.
+        check(PQexec(conn_, changes(Change::messages) ? commit_messages : commit), When::commit);
         in_write_ = false;
         append_turn_due_ = false;
-        stored_message_ = false;
+        forget_changes();
     }
     void rollback_write() noexcept override {
         in_write_ = false;
         append_turn_due_ = false;
-        stored_message_ = false;
+        forget_changes();
         if (!lost_ && PQstatus(conn_) == CONNECTION_OK &&
             PQtransactionStatus(conn_) != PQTRANS_IDLE) {
             PQclear(PQexec(conn_, "ROLLBACK"));
@@ -110,10 +98,10 @@ class PgDb final : public Db, public PgConnection {
 
     Result run_once(const std::string& sql, const std::vector<const char*>& values) {
         reconnect_if_lost();
-        if (in_write_ && is_insert(sql, "messages")) stored_message_ = true;
-        if (append_turn_due_ && is_insert(sql)) {
-            // A shared write's first INSERT: the appenders' lock, held to the commit, so that
-            // rows whose ids are cursors commit in the order of their ids.
+        if (append_turn_due_ && (changes(Change::activity) || changes(Change::messages))) {
+            // A shared write's first statement once a repository said it appends to a log read
+            // by id as a cursor: the appenders' lock, held to the commit, so that those rows
+            // commit in the order of their ids.
             static const std::string append =
                 "SELECT pg_advisory_xact_lock(" + std::to_string(kPgAppendLockKey) + ")";
             check(PQexec(conn_, append.c_str()), When::statement);
@@ -168,6 +156,7 @@ class PgDb final : public Db, public PgConnection {
     void begin_with(const std::string& begin) {
         reconnect_if_lost();
         in_write_ = true;
+        forget_changes();
         Result r(PQexec(conn_, begin.c_str()), &PQclear);
         if (ok(r.get())) return;
         StoreError e = error(r.get(), When::begin);
@@ -298,10 +287,9 @@ class PgDb final : public Db, public PgConnection {
     std::string name_;  // redacted_, quoted
     std::vector<std::string> secrets_;
     bool in_write_ = false;
-    bool append_turn_due_ = false;  // a shared write that has not inserted yet
+    bool append_turn_due_ = false;  // a shared write that has not appended to a log yet
     bool shared_ = false;           // a listener shares the connection (pg_share)
     unsigned resets_ = 0;           // reconnections so far (PQreset)
-    bool stored_message_ = false;   // this write inserted into messages (it notifies so)
     bool lost_ = false;             // an error said the connection is gone
     std::unordered_map<std::string, std::string> prepared_;  // SQL -> name ("": run once)
     int prepared_count_ = 0;

@@ -267,8 +267,10 @@ class SqliteDb final : public Db {
     }
 
     // The writers' turn, then BEGIN IMMEDIATE; a shared turn is the whole turn here (one
-    // writer at a time).
+    // writer at a time). What a write says it changes (Db::writes) is dropped unread: every
+    // commit wakes every watch of the home.
     void begin_write(Turn) override {
+        forget_changes();
         take_turn();
         try {
             db_->exec("BEGIN IMMEDIATE");
@@ -284,6 +286,7 @@ class SqliteDb final : public Db {
             throw store_error(e, path_);  // the caller rolls back
         }
         end_turn();
+        forget_changes();
         announce_change(home_);
     }
     void rollback_write() noexcept override {
@@ -291,6 +294,7 @@ class SqliteDb final : public Db {
             sqlite3_exec(db_->getHandle(), "ROLLBACK", nullptr, nullptr, nullptr);
         }
         end_turn();
+        forget_changes();
     }
 
     bool await_writer() {

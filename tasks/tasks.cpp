@@ -204,7 +204,7 @@ Task TaskList::claim(const TeamRecord& team, const Caller& caller,
             throw refused("task " + std::to_string(id) + " is blocked by " +
                           unfinished_blockers(store_, team.id, id));
         }
-        // Read back before the entry: its INSERT takes the appenders' lock (Db::Turn),
+        // Read back before the entry: appending it takes the appenders' lock (Db::Turn),
         // held to the commit, and other claims wait on it for as few round trips as can be.
         Task claimed = require_task(store_, team, id);
         append_activity(store_.db(), team.id, now, caller.id(), "task_claimed",
