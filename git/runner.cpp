@@ -1,45 +1,67 @@
-// The only file of git/ that includes Boost.Process (and Asio): it is heavy to compile.
-#define BOOST_PROCESS_USE_STD_FS 1
-// Boost 1.81 forgets these two with BOOST_PROCESS_USE_STD_FS.
+// The real runner of git (runner.hpp): git started with posix_spawn, so that the child runs
+// nothing of ours between its creation and git's exec but the file actions (its descriptors
+// set, its directory changed, the rest closed), all of them system calls. No allocation after
+// fork, then, and no lock that another thread of this process held at the fork (the allocator's,
+// a sanitizer's) for the child to wait on forever: threads may run git side by side anywhere.
+// Its input goes through a pipe written here while it runs; its output into memory files, read
+// back once it has ended; a pidfd tells when it ends.
+#include "git/runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/writable_pipe.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/io/quoted.hpp>
-#include <boost/optional.hpp>
-#include <boost/process/v2/process.hpp>
-#include <boost/process/v2/start_dir.hpp>
-#include <boost/process/v2/stdio.hpp>
 
 #include <array>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "base/error.hpp"
 #include "base/programs.hpp"
-#include "git/runner.hpp"
 
 extern char** environ;
 
 namespace team::git {
 
-namespace asio = boost::asio;
-namespace bp = boost::process::v2;
-
 namespace {
+
+using SteadyClock = std::chrono::steady_clock;
 
 // What `git rev-parse --local-env-vars` lists (git 2.39), and the variables that would make a
 // child git talk to another repository, index or configuration than the one a call names.
 constexpr std::array kDropped = {
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
-    "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS",
-    "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_SHALLOW_FILE", "GIT_COMMON_DIR",
-    "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM",
-    "GIT_OPTIONAL_LOCKS", "GIT_QUARANTINE_PATH", "GIT_INTERNAL_SUPER_PREFIX", "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_TRACE", "GIT_FLUSH",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_OPTIONAL_LOCKS",
+    "GIT_QUARANTINE_PATH",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_TRACE",
+    "GIT_FLUSH",
 };
 
 bool dropped(std::string_view entry) {
@@ -62,6 +84,98 @@ std::string read_back(int fd) {
         offset += n;
     }
     return text;
+}
+
+// A descriptor, closed when it goes.
+class Fd {
+  public:
+    explicit Fd(int fd = -1) : fd_(fd) {}
+    ~Fd() { reset(); }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return fd_; }
+    void reset() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+  private:
+    int fd_;
+};
+
+// Writes what the pipe takes of `data` from `offset` on (fd is non-blocking). False when git
+// closed its end: the write's EPIPE must not raise SIGPIPE, which would end this process, so
+// SIGPIPE is blocked for it and one it raised is taken off before it is unblocked.
+bool write_some(int fd, const std::string& data, size_t& offset) {
+    sigset_t pipe_only, previous;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+    bool open = true;
+    while (offset < data.size()) {
+        ssize_t n = ::write(fd, data.data() + offset, data.size() - offset);
+        if (n > 0) {
+            offset += static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) break;
+        open = false;
+        if (errno == EPIPE && !sigismember(&previous, SIGPIPE)) {
+            timespec now{0, 0};
+            while (::sigtimedwait(&pipe_only, nullptr, &now) < 0 && errno == EINTR) {
+            }
+        }
+        break;
+    }
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return open;
+}
+
+// Starts `argv` with `envp` in `cwd`: stdin from `in`, stdout and stderr into `out` and `err`,
+// every other descriptor closed. Returns the child's pid, or -1 with `reason` set.
+pid_t spawn(const std::vector<char*>& argv, const std::vector<char*>& envp, const char* cwd, int in,
+            int out, int err, std::string& reason) {
+    posix_spawn_file_actions_t actions;
+    if (int rc = posix_spawn_file_actions_init(&actions); rc != 0) {
+        reason = std::strerror(rc);
+        return -1;
+    }
+    int rc = posix_spawn_file_actions_adddup2(&actions, in, STDIN_FILENO);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, err, STDERR_FILENO);
+    if (rc == 0) rc = posix_spawn_file_actions_addchdir_np(&actions, cwd);
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+    pid_t pid = -1;
+    if (rc == 0) rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+        reason = std::strerror(rc);
+        return -1;
+    }
+    return pid;
+}
+
+// Waits for the child's end (its pidfd readable) until `deadline`, writing `input` to its
+// stdin (`in`, closed once all of it is written or git closed its end) meanwhile. False at the
+// deadline.
+bool wait_writing(int pidfd, Fd& in, const std::string& input, SteadyClock::time_point deadline) {
+    size_t written = 0;
+    if (input.empty()) in.reset();
+    for (;;) {
+        auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
+        if (left <= 0) return false;
+        pollfd fds[2] = {{pidfd, POLLIN, 0}, {in.get(), POLLOUT, 0}};
+        int r = ::poll(fds, in.get() >= 0 ? 2 : 1,
+                       static_cast<int>(std::min<long long>(left, 1 << 30)));
+        if (r < 0 && errno != EINTR) return false;
+        if (r <= 0) continue;
+        if (fds[0].revents != 0) return true;
+        if (in.get() >= 0 && fds[1].revents != 0) {
+            if (!write_some(in.get(), input, written) || written == input.size()) in.reset();
+        }
+    }
 }
 
 }  // namespace
@@ -96,64 +210,70 @@ GitResult GitProcess::run(const GitCall& call) {
         result.err = "git is not installed";
         return result;
     }
+    auto cannot = [&](const std::string& what) {
+        result.exit_code = 126;
+        result.err = "cannot run git: " + what;
+        return result;
+    };
+    // All the child needs, made before it exists.
     std::vector<std::string> env = clean_git_environment();
     for (const auto& [name, value] : call.env) env.push_back(name + "=" + value);
+    std::vector<std::string> args = call.args;
+    std::vector<char*> argv{exe.data()};
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string cwd = call.cwd.empty() ? std::string(".") : call.cwd.string();
 
     // Memory files, not pipes, for the output: no reader thread, and a child that hands its
     // descriptors down (a hook starting a daemon) cannot keep us waiting for an end of file.
-    int out_fd = ::memfd_create("git-out", MFD_CLOEXEC);
-    int err_fd = ::memfd_create("git-err", MFD_CLOEXEC);
-    asio::io_context ctx;
-    try {
-        asio::writable_pipe in(ctx);
-        std::filesystem::path cwd = call.cwd.empty() ? std::filesystem::path(".") : call.cwd;
-        // The launcher's own environment pointer, not bp::process_environment: Boost 1.81's
-        // environment.hpp does not compile on its own.
-        std::vector<const char*> envp;
-        for (const std::string& e : env) envp.push_back(e.c_str());
-        envp.push_back(nullptr);
-        bp::default_process_launcher launcher;
-        launcher.env = envp.data();
-        bp::process proc = launcher(ctx, exe, call.args, bp::process_stdio{in, out_fd, err_fd},
-                                    bp::process_start_dir(cwd));
-        std::string input_copy = call.input;
-        asio::async_write(in, asio::buffer(input_copy), [&](boost::system::error_code, size_t) {
-            boost::system::error_code ignored;
-            in.close(ignored);
-        });
-        bool timed_out = false;
-        asio::steady_timer timer(ctx, call.timeout);
-        timer.async_wait([&](boost::system::error_code e) {
-            if (e) return;
-            timed_out = true;
-            boost::system::error_code ignored;
-            proc.terminate(ignored);
-            in.close(ignored);
-        });
-        int exit_code = -1;
-        proc.async_wait([&](boost::system::error_code e, int code) {
-            timer.cancel();
-            boost::system::error_code ignored;
-            in.close(ignored);  // git did not read it all: do not wait to write the rest
-            exit_code = e ? -1 : code;
-        });
-        ctx.run();
-        result.exit_code = exit_code;
-        result.out = read_back(out_fd);
-        result.err = read_back(err_fd);
-        if (timed_out) {
-            result.exit_code = 124;
-            result.err = "git did not finish within " + std::to_string(call.timeout.count()) + " ms";
-        }
-    } catch (const std::exception& e) {
-        result.exit_code = 126;
-        result.err = std::string("cannot run git: ") + e.what();
+    Fd out(::memfd_create("git-out", MFD_CLOEXEC));
+    Fd err(::memfd_create("git-err", MFD_CLOEXEC));
+    if (out.get() < 0 || err.get() < 0)
+        return cannot(std::string("memfd: ") + std::strerror(errno));
+    int in_pipe[2];
+    if (::pipe2(in_pipe, O_CLOEXEC) != 0)
+        return cannot(std::string("pipe: ") + std::strerror(errno));
+    Fd in_read(in_pipe[0]), in_write(in_pipe[1]);
+    ::fcntl(in_write.get(), F_SETFL, O_NONBLOCK);
+
+    std::string reason;
+    pid_t pid = spawn(argv, envp, cwd.c_str(), in_read.get(), out.get(), err.get(), reason);
+    if (pid < 0) return cannot(cwd + ": " + reason);
+    in_read.reset();
+    Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    bool ended = false;
+    if (pidfd.get() < 0) {
+        reason = std::string("pidfd_open: ") + std::strerror(errno);
+    } else {
+        ended = wait_writing(pidfd.get(), in_write, call.input, SteadyClock::now() + call.timeout);
     }
-    ::close(out_fd);
-    ::close(err_fd);
+    in_write.reset();
+    if (!ended) ::kill(pid, SIGKILL);  // past its timeout (or not to be watched): ended now
+    int status = 0;
+    pid_t waited;
+    while ((waited = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+    }
+    if (pidfd.get() < 0) return cannot(reason);
+    if (waited != pid) {
+        result.exit_code = -1;
+    } else if (WIFEXITED(status)) {
+        result.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        result.exit_code = WTERMSIG(status);
+    } else {
+        result.exit_code = status;
+    }
+    result.out = read_back(out.get());
+    result.err = read_back(err.get());
+    if (!ended) {
+        result.exit_code = 124;
+        result.err = "git did not finish within " + std::to_string(call.timeout.count()) + " ms";
+    }
     return result;
 }
-
 GitVersion parse_git_version(const std::string& text) {
     GitVersion v;
     auto at = text.find("version ");

@@ -36,9 +36,8 @@ std::vector<proc::TreeTarget> targets_of(const fs::path& home,
                                          const std::vector<AgentRecord>& agents) {
     std::vector<proc::TreeTarget> out;
     for (const auto& a : agents) {
-        out.push_back(proc::tree_of_record(
-            a.supervisor_pid, a.supervisor_start, a.pid, a.pid_start,
-            {"TEAM_AGENT_ID=" + a.id_string(), "TEAM_HOME=" + home.string()}, true));
+        out.push_back(proc::tree_of_record(a.supervisor_pid, a.supervisor_start, a.pid, a.pid_start,
+                                           agent_marker(home, a), true));
     }
     return out;
 }

@@ -13,6 +13,10 @@
 //
 // The far side is `ops::serve_channel` (ops/remote.hpp), which runs each request through the
 // operations table as that host's own command would.
+//
+// The rooms: this one is a command's side (call, stop_link); hosts/link_daemon.hpp is the link
+// itself; hosts/ssh_target.hpp checks a host's address and builds the ssh command;
+// hosts/link_socket.hpp holds the link's files and the line exchange both sides speak.
 #pragma once
 
 #include <chrono>
@@ -20,21 +24,10 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-#include <vector>
+
+#include "hosts/ssh_target.hpp"  // IWYU pragma: export; LinkTarget
 
 namespace team::hosts {
-
-// How to reach a host.
-struct LinkTarget {
-    std::string name;       // the host's name in the store
-    std::string ssh;        // [USER@]HOST
-    std::string team_path;  // the far team binary
-};
-
-// Checks a host's name, its ssh destination and its team path (no option, no shell syntax).
-void check_host_name(const std::string& name);
-void check_ssh_destination(const std::string& ssh);
-void check_team_path(const std::string& path);
 
 // The host did not answer (ssh could not connect, was cut, or its team is gone): what a caller
 // reports as unconfirmed where it matters (kill-agent), never as done.
@@ -54,15 +47,5 @@ nlohmann::json call(const std::filesystem::path& home, const LinkTarget& target,
 
 // Ends the home's link to host `name`, if one runs (`host remove`). Its ssh goes with it.
 void stop_link(const std::filesystem::path& home, const std::string& name);
-
-// `team __link NAME`: the link's body. `ready_fd` gets "ok" once it listens. `store_url` is what
-// the far side is asked to use (its hello). Returns the exit code.
-int run_link(const std::filesystem::path& home, const LinkTarget& target,
-             const std::string& version, const std::string& store_url, int ready_fd);
-
-// The ssh command that reaches `target` with the link's options, running `remote` (argv, each
-// word quoted for the far shell).
-std::vector<std::string> ssh_command(const std::filesystem::path& home, const LinkTarget& target,
-                                     const std::vector<std::string>& remote);
 
 }  // namespace team::hosts

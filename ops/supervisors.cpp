@@ -1,7 +1,7 @@
 #include "ops/supervisors.hpp"
 
 #include "hosts/keeper.hpp"
-#include "hosts/link.hpp"
+#include "hosts/link_daemon.hpp"
 #include "ops/remote.hpp"
 #include "shells/shells.hpp"
 #include "team/acp_host.hpp"

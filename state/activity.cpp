@@ -32,6 +32,7 @@ void append_activity(Db& db, std::optional<std::int64_t> team_id, EpochMs at,
         marked["via"] = *t_via;
     }
     const nlohmann::json& details = marked.is_null() ? given : marked;
+    db.writes(Db::Change::activity);  // a shared write takes the appenders' lock first (Db::Turn)
     Statement insert(
         db, "INSERT INTO activity (team_id, at, actor, type, details) VALUES (?, ?, ?, ?, ?)");
     bind_or_null(insert, 1, team_id);

@@ -75,14 +75,47 @@ class Db {
     // Runs one or more statements without parameters or rows (schema, pragmas).
     virtual void exec(const std::string& sql) = 0;
 
-    // The write path (Store::write): one transaction in which no other writer of the store runs
-    // (SQLite: the writers' turn and BEGIN IMMEDIATE; PostgreSQL: BEGIN and a transaction-level
-    // advisory lock). commit_write makes it durable and visible and wakes every ChangeWatch of
-    // the store (SQLite: after the commit, through the home's FIFOs; PostgreSQL: a NOTIFY in the
-    // transaction). rollback_write never throws.
-    virtual void begin_write() = 0;
+    // A write's turn. `alone`: no other writer of the store runs meanwhile. `shared` (a claim,
+    // SPEC 16): shared writes run side by side, while every write `alone` still runs alone.
+    // PostgreSQL takes the writers' advisory lock shared, and a shared write that appends to a
+    // log read by id as a cursor (Change::activity, Change::messages) takes the appenders' lock
+    // before its first row there, to its commit, so that those rows still commit in the order of
+    // their ids. SQLite has one writer at a time anyway:
+    // there a shared write is a write alone. Code inside a shared write must only take rows by
+    // row lock (FOR UPDATE SKIP LOCKED) or conditional UPDATE, never decide from a read of rows
+    // another shared write may change.
+    enum class Turn { alone, shared };
+
+    // The write path (Store::write): one transaction in its turn (SQLite: the writers' turn and
+    // BEGIN IMMEDIATE; PostgreSQL: BEGIN and a transaction-level advisory lock). commit_write
+    // makes it durable and visible and wakes every ChangeWatch of the store (SQLite: after the
+    // commit, through the home's FIFOs; PostgreSQL: a NOTIFY in the transaction). rollback_write
+    // never throws.
+    virtual void begin_write(Turn turn) = 0;
     virtual void commit_write() = 0;
     virtual void rollback_write() noexcept = 0;
+
+    // What a write changes, as the repository that changes it says (writes()), for a backend to
+    // act on, never on the SQL's text. PostgreSQL notifies the inboxes' channel at the commit of
+    // a write that stored a message (ChangeWatch::Wake::messages); a shared write takes the
+    // appenders' lock before its first row of a log read by id as a cursor (see Turn). SQLite
+    // wakes every watch at every commit, whatever changed.
+    enum class Change : unsigned {
+        messages = 1u << 0,  // a message stored (state/messages.hpp)
+        activity = 1u << 1,  // an entry appended to the activity log (state/activity.hpp)
+    };
+    // Said by a repository inside a write, before the statement that makes the change runs; the
+    // marks last until the write commits or rolls back.
+    void writes(Change what) { changes_ |= static_cast<unsigned>(what); }
+
+  protected:
+    // Whether the write under way said it changes `what`.
+    bool changes(Change what) const { return (changes_ & static_cast<unsigned>(what)) != 0; }
+    // The write's marks dropped: a backend calls it as a write begins, commits or rolls back.
+    void forget_changes() { changes_ = 0; }
+
+  private:
+    unsigned changes_ = 0;  // Change bits
 };
 
 // A column of the current row.

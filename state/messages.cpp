@@ -35,6 +35,7 @@ Message insert_message(Store& store, const TeamRecord& team, Message message) {
 }
 
 Message insert_message(Db& db, const TeamRecord& team, Message m) {
+    db.writes(Db::Change::messages);  // PostgreSQL wakes the inboxes' listeners at the commit
     Statement insert(db, R"sql(
         INSERT INTO messages (team_id, sender, recipient_id, recipient, type, text, data, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id

@@ -3,15 +3,13 @@
 #include <libpq-fe.h>
 
 #include <charconv>
-#include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "base/error.hpp"
 #include "base/store_clock.hpp"
+#include "state/pg_statement.hpp"
 #include "state/pg_text.hpp"
 
 namespace team {
@@ -19,7 +17,7 @@ namespace team {
 namespace {
 
 using Kind = StoreError::Kind;
-using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
+using Result = PgResult;
 
 // A connection keeps at most this many distinct SQL texts; beyond, statements run unnamed.
 constexpr std::size_t kMaxPrepared = 1000;
@@ -29,61 +27,7 @@ std::string field(const PGresult* r, int code) {
     return value ? value : "";
 }
 
-// Whether sql (as the repositories write it: upper-case keywords) is an INSERT, into `table`
-// when one is named.
-bool is_insert(std::string_view sql, std::string_view table = {}) {
-    auto start = sql.find_first_not_of(" \t\n");
-    if (start == std::string_view::npos) return false;
-    sql.remove_prefix(start);
-    if (table.empty()) return sql.starts_with("INSERT");
-    if (!sql.starts_with("INSERT INTO ")) return false;
-    sql.remove_prefix(12);
-    return sql.starts_with(table) &&
-           (sql.size() == table.size() || sql[table.size()] == ' ' || sql[table.size()] == '(');
-}
-
-class PgDb;
-
-class PgStatement final : public StatementImpl {
-  public:
-    PgStatement(PgDb& db, std::string_view sql);
-
-    void bind_int64(int index, std::int64_t value) override { set(index, std::to_string(value)); }
-    void bind_double(int index, double value) override;
-    void bind_text(int index, std::string_view value) override;
-    void bind_null(int index) override { set(index, std::nullopt); }
-    bool step() override;
-    int exec() override;
-    void reset() override {
-        result_.reset();
-        row_ = -1;
-    }
-    int column_count() const override;
-    bool is_null(int index) const override {
-        return PQgetisnull(result_.get(), row_, check(index));
-    }
-    std::int64_t int64(int index) const override;
-    double real(int index) const override;
-    std::string text(int index) const override {
-        if (is_null(index)) return "";
-        return std::string(PQgetvalue(result_.get(), row_, index),
-                           static_cast<std::size_t>(PQgetlength(result_.get(), row_, index)));
-    }
-
-  private:
-    void set(int index, std::optional<std::string> value);
-    void run();
-    int check(int index) const;
-    [[noreturn]] void not_a_number(int index) const;
-
-    PgDb& db_;
-    std::string sql_;  // translated
-    std::vector<std::optional<std::string>> values_;
-    Result result_{nullptr, &PQclear};
-    int row_ = -1;
-};
-
-class PgDb final : public Db {
+class PgDb final : public Db, public PgConnection {
   public:
     PgDb(PGconn* conn, const std::string& url) : conn_(conn), url_(url) {
         redacted_ = pg_redact_url(url, secrets_);
@@ -99,7 +43,7 @@ class PgDb final : public Db {
 
     Engine engine() const override { return Engine::postgresql; }
     std::unique_ptr<StatementImpl> prepare(std::string_view sql) override {
-        return std::make_unique<PgStatement>(*this, sql);
+        return make_pg_statement(*this, sql);
     }
     void exec(const std::string& sql) override {
         retried([&] {
@@ -109,20 +53,17 @@ class PgDb final : public Db {
         });
     }
 
-    void begin_write() override {
-        static const std::string begin =
+    // The writers' lock, taken shared for a shared turn (Db::Turn), whose appenders' lock
+    // waits for its first row of a log read by cursor (run_once).
+    void begin_write(Turn turn) override {
+        static const std::string alone =
             "BEGIN; SET LOCAL lock_timeout = " + std::to_string(kPgLockTimeoutMs) +
             "; SELECT pg_advisory_xact_lock(" + std::to_string(kPgWriteLockKey) + ")";
-        begin_with(begin);
-    }
-    // The writers' lock taken shared (state/shared_write.hpp); the appenders' lock waits for
-    // the first INSERT (run_once).
-    void begin_shared_write() {
-        static const std::string begin =
+        static const std::string shared =
             "BEGIN; SET LOCAL lock_timeout = " + std::to_string(kPgLockTimeoutMs) +
             "; SELECT pg_advisory_xact_lock_shared(" + std::to_string(kPgWriteLockKey) + ")";
-        begin_with(begin);
-        append_turn_due_ = true;
+        begin_with(turn == Turn::shared ? shared : alone);
+        append_turn_due_ = turn == Turn::shared;
     }
     void commit_write() override {
         // One literal (GCC 12 takes a string built from the channel's name for an overflow).
@@ -132,15 +73,16 @@ class PgDb final : public Db {
         static_assert(std::string_view(kPgChangeChannel) == "team_changes");
         static_assert(std::string_view(kPgMessageChannel) == "team_messages");
         if (lost_) throw error(nullptr, When::statement);  // the write went with the connection
-        check(PQexec(conn_, stored_message_ ? commit_messages : commit), When::commit);
+        // The inboxes' channel when the messages repository said this write stores one.
+        check(PQexec(conn_, changes(Change::messages) ? commit_messages : commit), When::commit);
         in_write_ = false;
         append_turn_due_ = false;
-        stored_message_ = false;
+        forget_changes();
     }
     void rollback_write() noexcept override {
         in_write_ = false;
         append_turn_due_ = false;
-        stored_message_ = false;
+        forget_changes();
         if (!lost_ && PQstatus(conn_) == CONNECTION_OK &&
             PQtransactionStatus(conn_) != PQTRANS_IDLE) {
             PQclear(PQexec(conn_, "ROLLBACK"));
@@ -150,16 +92,16 @@ class PgDb final : public Db {
     // Runs a statement, its parameters in text: unnamed the first time the connection runs its
     // SQL (one round trip, as a command that runs it once wants), prepared from the second on
     // (one round trip more, once; then each run costs about half, see prepared()).
-    Result run(const std::string& sql, const std::vector<const char*>& values) {
+    Result run(const std::string& sql, const std::vector<const char*>& values) override {
         return retried([&] { return run_once(sql, values); });
     }
 
     Result run_once(const std::string& sql, const std::vector<const char*>& values) {
         reconnect_if_lost();
-        if (in_write_ && is_insert(sql, "messages")) stored_message_ = true;
-        if (append_turn_due_ && is_insert(sql)) {
-            // A shared write's first INSERT: the appenders' lock, held to the commit, so that
-            // rows whose ids are cursors commit in the order of their ids.
+        if (append_turn_due_ && (changes(Change::activity) || changes(Change::messages))) {
+            // A shared write's first statement once a repository said it appends to a log read
+            // by id as a cursor: the appenders' lock, held to the commit, so that those rows
+            // commit in the order of their ids.
             static const std::string append =
                 "SELECT pg_advisory_xact_lock(" + std::to_string(kPgAppendLockKey) + ")";
             check(PQexec(conn_, append.c_str()), When::statement);
@@ -175,7 +117,7 @@ class PgDb final : public Db {
     }
 
     // The number of columns sql's rows have, asked of the server before it runs.
-    int columns(const std::string& sql, int parameters) {
+    int columns(const std::string& sql, int parameters) override {
         reconnect_if_lost();
         auto it = prepared_.find(sql);
         const char* name =
@@ -187,7 +129,7 @@ class PgDb final : public Db {
         return PQnfields(check(PQdescribePrepared(conn_, name), When::statement).get());
     }
 
-    const std::string& name() const { return name_; }
+    const std::string& name() const override { return name_; }
 
     bool share() {
         if (shared_) return false;
@@ -214,6 +156,7 @@ class PgDb final : public Db {
     void begin_with(const std::string& begin) {
         reconnect_if_lost();
         in_write_ = true;
+        forget_changes();
         Result r(PQexec(conn_, begin.c_str()), &PQclear);
         if (ok(r.get())) return;
         StoreError e = error(r.get(), When::begin);
@@ -344,114 +287,13 @@ class PgDb final : public Db {
     std::string name_;  // redacted_, quoted
     std::vector<std::string> secrets_;
     bool in_write_ = false;
-    bool append_turn_due_ = false;  // a shared write that has not inserted yet
+    bool append_turn_due_ = false;  // a shared write that has not appended to a log yet
     bool shared_ = false;           // a listener shares the connection (pg_share)
     unsigned resets_ = 0;           // reconnections so far (PQreset)
-    bool stored_message_ = false;   // this write inserted into messages (it notifies so)
     bool lost_ = false;             // an error said the connection is gone
     std::unordered_map<std::string, std::string> prepared_;  // SQL -> name ("": run once)
     int prepared_count_ = 0;
 };
-
-PgStatement::PgStatement(PgDb& db, std::string_view sql) : db_(db) {
-    int parameters = 0;
-    sql_ = pg_translate_parameters(sql, &parameters);
-    values_.resize(static_cast<std::size_t>(parameters));
-}
-
-void PgStatement::set(int index, std::optional<std::string> value) {
-    if (index < 1 || index > static_cast<int>(values_.size())) {
-        throw StoreError(Kind::other,
-                         "no parameter ?" + std::to_string(index) + " in " + quote(sql_));
-    }
-    values_[static_cast<std::size_t>(index - 1)] = std::move(value);
-}
-
-void PgStatement::bind_double(int index, double value) {
-    if (std::isnan(value)) return set(index, "NaN");
-    if (std::isinf(value)) return set(index, value > 0 ? "Infinity" : "-Infinity");
-    char buffer[32];
-    auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;  // shortest exact
-    set(index, std::string(buffer, end));
-}
-
-void PgStatement::bind_text(int index, std::string_view value) {
-    if (value.find('\0') != std::string_view::npos) {
-        throw StoreError(Kind::other, "cannot store text with a NUL byte in " + db_.name() +
-                                          ": postgresql has no such text");
-    }
-    set(index, std::string(value));
-}
-
-void PgStatement::run() {
-    std::vector<const char*> values;
-    values.reserve(values_.size());
-    for (const auto& value : values_) values.push_back(value ? value->c_str() : nullptr);
-    row_ = -1;
-    result_.reset();
-    result_ = db_.run(sql_, values);
-}
-
-bool PgStatement::step() {
-    if (!result_) run();
-    int rows = PQntuples(result_.get());
-    if (row_ < rows) ++row_;
-    return row_ < rows;
-}
-
-int PgStatement::exec() {
-    run();
-    row_ = PQntuples(result_.get());  // no current row, as after SQLite's exec
-    return std::atoi(PQcmdTuples(result_.get()));
-}
-
-int PgStatement::column_count() const {
-    if (result_) return PQnfields(result_.get());
-    return db_.columns(sql_, static_cast<int>(values_.size()));
-}
-
-int PgStatement::check(int index) const {
-    if (!result_ || row_ < 0 || row_ >= PQntuples(result_.get())) {
-        throw StoreError(Kind::other, "no current row to read column " + std::to_string(index) +
-                                          " of " + quote(sql_) + " from");
-    }
-    if (index < 0 || index >= PQnfields(result_.get())) {
-        throw StoreError(Kind::other, "no column " + std::to_string(index) + " in " + quote(sql_));
-    }
-    return index;
-}
-
-void PgStatement::not_a_number(int index) const {
-    throw StoreError(Kind::other, "column " + std::to_string(index) + " of " + quote(sql_) +
-                                      " holds " + quote(text(index)) + ", not a number");
-}
-
-// NULL reads as 0, as in SQLite; a boolean as 1 or 0; a numeric with a fraction truncated.
-std::int64_t PgStatement::int64(int index) const {
-    if (is_null(index)) return 0;
-    const char* value = PQgetvalue(result_.get(), row_, index);
-    const char* end = value + PQgetlength(result_.get(), row_, index);
-    if (value[0] == 't' && value + 1 == end) return 1;
-    if (value[0] == 'f' && value + 1 == end) return 0;
-    std::int64_t out = 0;
-    auto [ptr, ec] = std::from_chars(value, end, out);
-    if (ec == std::errc() && ptr == end) return out;
-    if (ec == std::errc() && (*ptr == '.' || *ptr == 'e' || *ptr == 'E')) {
-        return static_cast<std::int64_t>(real(index));
-    }
-    not_a_number(index);
-}
-
-double PgStatement::real(int index) const {
-    if (is_null(index)) return 0.0;
-    const char* value = PQgetvalue(result_.get(), row_, index);
-    if (value[0] == 't' && value[1] == '\0') return 1.0;
-    if (value[0] == 'f' && value[1] == '\0') return 0.0;
-    char* end = nullptr;
-    double out = std::strtod(value, &end);
-    if (end == value || *end != '\0') not_a_number(index);
-    return out;
-}
 
 }  // namespace
 
@@ -508,10 +350,6 @@ unsigned pg_resets(const Db& db) {
 
 const std::string& pg_url(const Db& db) {
     return static_cast<const PgDb&>(db).url();
-}
-
-void pg_begin_shared_write(Db& db) {
-    static_cast<PgDb&>(db).begin_shared_write();
 }
 
 std::string pg_store_name(const Db& db) {

@@ -8,6 +8,7 @@
 // `$N`); parameters and results travel as text. SQL that a connection runs a second time is
 // prepared on the server then and reused after (a per-connection cache by SQL text): a command
 // that runs each statement once pays no extra round trip, a server's repeated reads run faster.
+// A statement's binding and reading is its own room (state/pg_statement.hpp).
 //
 // A lost connection (the server restarted, the network cut) fails the statement that found it
 // with Kind::unreachable; the next statement outside a write reconnects first (once), so that a
@@ -29,13 +30,14 @@ namespace team {
 inline constexpr std::int64_t kPgWriteLockKey = 7472601;
 // The advisory lock key a migration holds (pg_schema.hpp); apart from the writers' key.
 inline constexpr std::int64_t kPgMigrateLockKey = 7472602;
-// The advisory lock key a shared write (state/shared_write.hpp) takes from its first INSERT to
-// its commit, so that appended rows commit in the order of their ids.
+// The advisory lock key a shared write (Db::Turn::shared) takes from its first row of a log read
+// by cursor (Db::Change) to its commit, so that appended rows commit in the order of their ids.
 inline constexpr std::int64_t kPgAppendLockKey = 7472603;
 // The channel commit_write notifies and a ChangeWatch listens on.
 inline constexpr const char* kPgChangeChannel = "team_changes";
-// The channel a write that stored a message also notifies: a reader that waits for messages
-// alone (ChangeWatch::Wake::messages) listens there, so the server hands it nothing else.
+// The channel a write that stored a message (Db::Change::messages) also notifies: a reader that
+// waits for messages alone (ChangeWatch::Wake::messages) listens there, so the server hands it
+// nothing else.
 inline constexpr const char* kPgMessageChannel = "team_messages";
 // The channel on which a command rings the supervisor of an agent of another home (its id as
 // the payload), where a signal cannot reach it (team/shutdown_parts.hpp wake_supervisor).
@@ -67,9 +69,6 @@ void pg_unshare(Db& db);
 unsigned pg_resets(const Db& db);
 // The connection string `db` was opened with.
 const std::string& pg_url(const Db& db);
-
-// Begins a shared write (state/shared_write.hpp) on `db`, which must come from open_postgresql.
-void pg_begin_shared_write(Db& db);
 
 // The store for messages, its URL redacted: "the store 'postgresql://team:***@db/team'".
 // `db` must come from open_postgresql.

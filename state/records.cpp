@@ -11,6 +11,10 @@ nlohmann::json or_null(const std::optional<T>& v) {
 
 }  // namespace
 
+std::vector<std::string> agent_marker(const std::filesystem::path& home, const AgentRecord& agent) {
+    return {"TEAM_AGENT_ID=" + agent.id_string(), "TEAM_HOME=" + home.string()};
+}
+
 nlohmann::json to_json(const TeamRecord& t) {
     // Field by field rather than from an initializer list, which copies every value once more:
     // this is on the path of `team list` over many teams.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -67,6 +68,12 @@ struct AgentRecord {
     bool lives_in(const std::string& home) const { return !home_id || *home_id == home; }
     bool live() const { return status != AgentStatus::terminated; }
 };
+
+// The environment entries that mark every process of `agent`, an agent of `home` (its pane
+// supervisor puts them in the agent's environment): the marker (proc::TreeTarget) by which what
+// is left of an agent is found where its records are not enough. The home makes it unique
+// across homes.
+std::vector<std::string> agent_marker(const std::filesystem::path& home, const AgentRecord& agent);
 
 // Who runs a command: a member of the team (SPEC 1.5).
 struct Caller {

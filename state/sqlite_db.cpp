@@ -101,14 +101,14 @@ std::string busy_message() {
            std::to_string(kSqliteBusyTimeoutMs / 1000) + "s; try again";
 }
 
-enum class Turn { held, timed_out, unavailable };
+enum class Flock { held, timed_out, unavailable };
 
 // Waits for a flock (`how`: LOCK_EX or LOCK_SH) on fd for at most timeout_ms. A timer of this
 // thread (SIGALRM to it alone) interrupts a wait that lasts too long; any other signal that
 // interrupts it only makes it wait again. `unavailable`: flock or the timer cannot be used here.
-Turn flock_within(int fd, int timeout_ms, int how) {
-    if (::flock(fd, how | LOCK_NB) == 0) return Turn::held;
-    if (errno != EWOULDBLOCK) return Turn::unavailable;
+Flock flock_within(int fd, int timeout_ms, int how) {
+    if (::flock(fd, how | LOCK_NB) == 0) return Flock::held;
+    if (errno != EWOULDBLOCK) return Flock::unavailable;
     // The handler is installed once for the process and never taken back: threads of one
     // process (the MCP server's calls) may wait here at once, and one restoring the default
     // while another's timer is armed would let that alarm kill the process. A no-op handler
@@ -126,9 +126,9 @@ Turn flock_within(int fd, int timeout_ms, int how) {
     ev.sigev_signo = SIGALRM;
     ev._sigev_un._tid = static_cast<pid_t>(::gettid());
     timer_t timer{};
-    if (::timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0) return Turn::unavailable;
+    if (::timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0) return Flock::unavailable;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    Turn turn = Turn::timed_out;
+    Flock turn = Flock::timed_out;
     for (;;) {
         auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         deadline - std::chrono::steady_clock::now())
@@ -139,11 +139,11 @@ Turn flock_within(int fd, int timeout_ms, int how) {
         when.it_value.tv_nsec = static_cast<long>(left % 1'000'000'000);
         ::timer_settime(timer, 0, &when, nullptr);
         if (::flock(fd, how) == 0) {
-            turn = Turn::held;
+            turn = Flock::held;
             break;
         }
         if (errno != EINTR) {
-            turn = Turn::unavailable;
+            turn = Flock::unavailable;
             break;
         }
     }
@@ -266,8 +266,11 @@ class SqliteDb final : public Db {
         }
     }
 
-    // The writers' turn, then BEGIN IMMEDIATE.
-    void begin_write() override {
+    // The writers' turn, then BEGIN IMMEDIATE; a shared turn is the whole turn here (one
+    // writer at a time). What a write says it changes (Db::writes) is dropped unread: every
+    // commit wakes every watch of the home.
+    void begin_write(Turn) override {
+        forget_changes();
         take_turn();
         try {
             db_->exec("BEGIN IMMEDIATE");
@@ -283,6 +286,7 @@ class SqliteDb final : public Db {
             throw store_error(e, path_);  // the caller rolls back
         }
         end_turn();
+        forget_changes();
         announce_change(home_);
     }
     void rollback_write() noexcept override {
@@ -290,11 +294,12 @@ class SqliteDb final : public Db {
             sqlite3_exec(db_->getHandle(), "ROLLBACK", nullptr, nullptr, nullptr);
         }
         end_turn();
+        forget_changes();
     }
 
     bool await_writer() {
         int fd = write_lock_fd();
-        if (fd < 0 || flock_within(fd, kSqliteBusyTimeoutMs, LOCK_SH) != Turn::held) return false;
+        if (fd < 0 || flock_within(fd, kSqliteBusyTimeoutMs, LOCK_SH) != Flock::held) return false;
         ::flock(fd, LOCK_UN);
         return true;
     }
@@ -311,12 +316,12 @@ class SqliteDb final : public Db {
         int fd = write_lock_fd();
         if (fd < 0) return;  // no turn: SQLite's lock alone
         switch (flock_within(fd, kSqliteBusyTimeoutMs, LOCK_EX)) {
-            case Turn::held:
+            case Flock::held:
                 turn_fd_ = fd;
                 return;
-            case Turn::timed_out:
+            case Flock::timed_out:
                 throw StoreError(StoreError::Kind::busy, busy_message());
-            case Turn::unavailable:
+            case Flock::unavailable:
                 return;  // go on with SQLite's lock alone
         }
     }

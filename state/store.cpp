@@ -14,7 +14,6 @@
 #include "state/pg_db.hpp"
 #include "state/pg_schema.hpp"
 #include "state/schema.hpp"
-#include "state/shared_write.hpp"
 #include "state/sqlite_db.hpp"
 
 namespace team {
@@ -136,11 +135,6 @@ std::string Store::shown() const {
 const std::string& Store::home_id() {
     if (home_id_.empty()) home_id_ = team::home_id(home_);
     return home_id_;
-}
-
-void begin_shared_write(Db& db) {
-    if (db.engine() == Db::Engine::sqlite) return db.begin_write();
-    pg_begin_shared_write(db);
 }
 
 bool Store::await_writer() {

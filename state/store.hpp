@@ -37,11 +37,16 @@ class Store {
     // This home's id (state/home.hpp), read once.
     const std::string& home_id();
 
-    // Runs fn() in one write transaction (Db::begin_write): committed when fn returns, rolled
-    // back when it throws. Returns what fn returns. A commit wakes every ChangeWatch of the store.
+    // Runs fn() in one write transaction (Db::begin_write) in its turn, alone unless said
+    // (Db::Turn: a claim's is shared): committed when fn returns, rolled back when it throws.
+    // Returns what fn returns. A commit wakes every ChangeWatch of the store.
     template <class Fn>
     auto write(Fn&& fn) -> decltype(fn()) {
-        db_->begin_write();
+        return write(Db::Turn::alone, std::forward<Fn>(fn));
+    }
+    template <class Fn>
+    auto write(Db::Turn turn, Fn&& fn) -> decltype(fn()) {
+        db_->begin_write(turn);
         try {
             if constexpr (std::is_void_v<decltype(fn())>) {
                 fn();

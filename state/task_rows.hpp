@@ -43,7 +43,7 @@ std::optional<TaskRecord> find_task(Store& store, std::int64_t team_id, std::int
 std::vector<TaskRecord> list_tasks(Store& store, std::int64_t team_id, const TaskQuery& query);
 // The lowest available task. On PostgreSQL it is row-locked to the end of the transaction, and
 // one another transaction has locked is passed over (FOR UPDATE SKIP LOCKED), so concurrent
-// claimers in shared writes (state/shared_write.hpp) each find a different one.
+// claimers in shared writes (Db::Turn::shared) each find a different one.
 std::optional<std::int64_t> first_available_task(Store& store, std::int64_t team_id);
 // The unfinished blockers of a task, as "2 (pending), 5 (in_progress)"; "" when none.
 std::string unfinished_blockers(Store& store, std::int64_t team_id, std::int64_t id);

@@ -7,7 +7,6 @@
 #include "base/text.hpp"
 #include "state/activity.hpp"
 #include "state/members.hpp"
-#include "state/shared_write.hpp"
 
 namespace team::tasks {
 
@@ -172,7 +171,7 @@ Task TaskList::claim(const TeamRecord& team, const Caller& caller,
     std::optional<std::int64_t> wanted;
     if (given) wanted = parse_task_id(*given);
     // A shared write: claims of many homes run side by side, each taking its row by lock.
-    return shared_write(store_, [&] {
+    return store_.write(Db::Turn::shared, [&] {
         require_live_caller(store_, caller, true);
         std::int64_t id;
         if (wanted) {
@@ -205,7 +204,7 @@ Task TaskList::claim(const TeamRecord& team, const Caller& caller,
             throw refused("task " + std::to_string(id) + " is blocked by " +
                           unfinished_blockers(store_, team.id, id));
         }
-        // Read back before the entry: its INSERT takes the appenders' lock (shared_write.hpp),
+        // Read back before the entry: appending it takes the appenders' lock (Db::Turn),
         // held to the commit, and other claims wait on it for as few round trips as can be.
         Task claimed = require_task(store_, team, id);
         append_activity(store_.db(), team.id, now, caller.id(), "task_claimed",

@@ -88,9 +88,8 @@ int Agents::reconcile(const TeamRecord& team) {
         }
         // Its supervisor is gone without recording an end: end what is left of the agent and
         // record it as lost.
-        auto target = proc::tree_of_record(
-            std::nullopt, std::nullopt, agent.pid, agent.pid_start,
-            {"TEAM_AGENT_ID=" + agent.id_string(), "TEAM_HOME=" + store_.home().string()});
+        auto target = proc::tree_of_record(std::nullopt, std::nullopt, agent.pid, agent.pid_start,
+                                           agent_marker(store_.home(), agent));
         processes_.terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
         bool marked = store_.write([&] {
             auto now = load_agent(store_, agent.id);

@@ -50,9 +50,8 @@ void wake_supervisor(Store& store, proc::Processes& processes, const AgentRecord
 // and whatever carries its identity in the environment. `with_supervisor`: the supervisor too.
 proc::TreeTarget agent_target(const std::filesystem::path& home, const AgentRecord& agent,
                               bool with_supervisor) {
-    return proc::tree_of_record(
-        agent.supervisor_pid, agent.supervisor_start, agent.pid, agent.pid_start,
-        {"TEAM_AGENT_ID=" + agent.id_string(), "TEAM_HOME=" + home.string()}, with_supervisor);
+    return proc::tree_of_record(agent.supervisor_pid, agent.supervisor_start, agent.pid,
+                                agent.pid_start, agent_marker(home, agent), with_supervisor);
 }
 
 // Whether this process runs inside the tree of that supervisor (an ancestor of ours).

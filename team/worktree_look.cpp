@@ -20,14 +20,11 @@ namespace team {
 
 namespace {
 
-// Under AddressSanitizer, one thread: Boost.Process's child allocates after fork() (asio's
-// notify_fork), and a child forked while another thread held the sanitizer's allocator lock
-// spun forever (seen once in CI). glibc's malloc is fork-safe, so the plain build keeps four.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr size_t kGitThreads = 1;
-#else
+// Four threads, under the sanitizers too: git/runner starts git with posix_spawn, so nothing of
+// ours runs (or allocates) in a child before exec. (With Boost.Process a child forked while
+// another thread held the sanitizer's allocator lock once spun forever, and the look ran on one
+// thread under ASan.)
 constexpr size_t kGitThreads = 4;
-#endif
 
 // Runs job(i) for i in [0, n) on up to kGitThreads threads: git's reads are mostly process
 // starts, which overlap well even on two cores.

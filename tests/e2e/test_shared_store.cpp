@@ -21,7 +21,7 @@
 
 #include "state/activity.hpp"
 #include "state/pg_db.hpp"
-#include "state/shared_write.hpp"
+#include "state/store.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/pg.hpp"
@@ -207,8 +207,8 @@ TEST_CASE("shared writes run side by side, apart from whole writes, and append i
 
     // Two shared writes at once: the second begins while the first is open (a whole write
     // would wait for the first's commit, up to the lock timeout, and fail).
-    team::begin_shared_write(one.db());
-    team::begin_shared_write(two.db());
+    one.db().begin_write(team::Db::Turn::shared);
+    two.db().begin_write(team::Db::Turn::shared);
     std::thread whole_writer, second;
     std::atomic<bool> whole_done{false}, appended{false};
     // However the test ends (a REQUIRE that fails throws): the open writes end, the first's
@@ -286,7 +286,7 @@ TEST_CASE("12 claimers across 3 homes on 1,000 tasks: each task claimed exactly 
 
     // A follower of the activity log in B reads it by cursor (ids after the last it saw) while
     // the claims commit side by side: it must see every claim's entry, so their ids commit in
-    // order (state/shared_write.hpp). One that skipped an id would never reach its limit.
+    // order (Db::Turn::shared). One that skipped an id would never reach its limit.
     Child follower(
         std::vector<std::string>{"/usr/bin/timeout", "300", team::test::team_binary(), "activity",
                                  "--follow", "--type", "task_claimed", "--limit",

@@ -1,7 +1,11 @@
 // git/ through its seam: the parsers of git's porcelain, the argv of the reads (every one with
 // --no-optional-locks) against a strict fake, and the real runner's environment and timeout.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -70,10 +74,11 @@ TEST_CASE("merge-tree's answer names each conflicting file once", "[git-seam]") 
 }
 
 TEST_CASE("worktree list --porcelain -z: locked, prunable, detached, missing", "[git-seam]") {
-    std::string text = z({"worktree /", "HEAD aaa", "branch refs/heads/main", "",
-                          "worktree /nonexistent/team/a", "HEAD bbb", "branch refs/heads/team/web/a",
-                          "locked team:web/a", "",
-                          "worktree /nonexistent/b", "HEAD ccc", "detached", "prunable gitdir file points to non-existent location", ""});
+    std::string text =
+        z({"worktree /", "HEAD aaa", "branch refs/heads/main", "", "worktree /nonexistent/team/a",
+           "HEAD bbb", "branch refs/heads/team/web/a", "locked team:web/a", "",
+           "worktree /nonexistent/b", "HEAD ccc", "detached",
+           "prunable gitdir file points to non-existent location", ""});
     auto list = parse_worktree_list(text);
     REQUIRE(list.size() == 3);
     CHECK(list[0].main);
@@ -97,7 +102,8 @@ TEST_CASE("git's version is read and 2.38 is required", "[git-seam]") {
 
     FakeGit fake;
     fake.expect({"--version"}, "", {0, "git version 2.30.2\n", ""});
-    CHECK_THROWS_WITH(require_git_version(fake), Catch::Contains("2.38") && Catch::Contains("2.30.2"));
+    CHECK_THROWS_WITH(require_git_version(fake),
+                      Catch::Contains("2.38") && Catch::Contains("2.30.2"));
 }
 
 TEST_CASE("a worktree's status is two reads, both without optional locks", "[git-seam]") {
@@ -132,8 +138,8 @@ TEST_CASE("branch conflicts are checked only for branches whose files overlap", 
                 "/r/.git", names({"z.txt"}));  // no overlap: merge-tree is not asked
     fake.expect({"--no-optional-locks", "diff", "--name-only", "--no-renames", "-z", "B...c", "--"},
                 "/r/.git", names({"y.txt"}));
-    fake.expect({"--no-optional-locks", "merge-tree", "--write-tree", "--name-only", "--no-messages",
-                 "-z", "--end-of-options", "a", "c"},
+    fake.expect({"--no-optional-locks", "merge-tree", "--write-tree", "--name-only",
+                 "--no-messages", "-z", "--end-of-options", "a", "c"},
                 "/r/.git", {1, z({"t", "y.txt"}), ""});
     auto conflicts = branch_conflicts(repo, "B", "a", {"a", "b", "c"});
     REQUIRE(conflicts.size() == 1);
@@ -146,10 +152,11 @@ TEST_CASE("merge-tree failing otherwise than by a conflict is an error, not a co
           "[git-seam]") {
     FakeGit fake;
     Repository repo = fake_repo(fake);
-    fake.expect({"--no-optional-locks", "merge-tree", "--write-tree", "--name-only", "--no-messages",
-                 "-z", "--end-of-options", "main", "nope"},
+    fake.expect({"--no-optional-locks", "merge-tree", "--write-tree", "--name-only",
+                 "--no-messages", "-z", "--end-of-options", "main", "nope"},
                 "/r/.git", {128, "", "fatal: nope - not something we can merge\n"});
-    CHECK_THROWS_WITH(merge_check(repo, "main", "nope"), Catch::Contains("not something we can merge"));
+    CHECK_THROWS_WITH(merge_check(repo, "main", "nope"),
+                      Catch::Contains("not something we can merge"));
 }
 
 TEST_CASE("the main worktree is never removable", "[git-seam]") {
@@ -184,7 +191,8 @@ TEST_CASE("git runs with the caller's GIT_DIR, GIT_INDEX_FILE and GIT_WORK_TREE 
 
     // The call's own additions reach git, and a call past its timeout is ended.
     GitProcess real;
-    GitResult var = real.run({.args = {"var", "GIT_COMMITTER_IDENT"}, .cwd = "/",
+    GitResult var = real.run({.args = {"var", "GIT_COMMITTER_IDENT"},
+                              .cwd = "/",
                               .env = {{"GIT_COMMITTER_NAME", "Seam Check"},
                                       {"GIT_COMMITTER_EMAIL", "seam@example.com"}}});
     REQUIRE(var.ok());
@@ -192,7 +200,46 @@ TEST_CASE("git runs with the caller's GIT_DIR, GIT_INDEX_FILE and GIT_WORK_TREE 
     CHECK(require_git_version(real).at_least(2, 38));
     GitResult hashed = real.run({.args = {"hash-object", "--stdin"}, .cwd = "/", .input = "x\n"});
     CHECK(first_line(hashed.out) == "587be6b4c3f93f93c489c0111bba5596147a26cb");
-    GitResult cut = real.run({.args = {"-c", "alias.slow=!sleep 3", "slow"}, .cwd = "/",
+    GitResult cut = real.run({.args = {"-c", "alias.slow=!sleep 3", "slow"},
+                              .cwd = "/",
                               .timeout = std::chrono::milliseconds(200)});
     CHECK(cut.exit_code == 124);
+}
+
+TEST_CASE(
+    "the real runner: input larger than a pipe, a directory that is not there, threads at once",
+    "[git][git-seam]") {
+    GitProcess real;
+    // More input than a pipe holds (64 KiB): written while git reads it.
+    std::string big(300'000, 'x');
+    big += '\n';
+    GitResult hashed = real.run({.args = {"hash-object", "--stdin"}, .cwd = "/", .input = big});
+    REQUIRE(hashed.ok());
+    CHECK(hashed.out.size() == 41);
+    // Input that git never reads does not hold the call up, nor end this process (SIGPIPE).
+    GitResult unread = real.run({.args = {"--version"}, .cwd = "/", .input = big});
+    CHECK(unread.ok());
+    // A directory that is not there: git is not started, and the result says why.
+    GitResult nowhere = real.run({.args = {"--version"}, .cwd = "/nonexistent/team-test"});
+    CHECK(nowhere.exit_code == 126);
+    CHECK(nowhere.err.find("/nonexistent/team-test") != std::string::npos);
+    // Git's own failure is its exit code and its stderr.
+    GitResult failed = real.run({.args = {"rev-parse", "--git-dir"}, .cwd = "/"});
+    CHECK(failed.exit_code == 128);
+    CHECK(failed.err.find("not a git repository") != std::string::npos);
+    // Several threads start git at once (the look does, team/worktrees.cpp), under the
+    // sanitizers too: the child runs nothing of ours before exec.
+    std::vector<std::thread> threads;
+    std::atomic<int> good{0};
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+            GitProcess mine;
+            for (int i = 0; i < 10; ++i) {
+                GitResult r = mine.run({.args = {"--version"}, .cwd = "/"});
+                if (r.ok() && r.out.rfind("git version", 0) == 0) ++good;
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(good == 40);
 }
