@@ -121,7 +121,7 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
         if (ec) return failed_read(ec);
         auto length = parser_->content_length();
         if (length && *length > kBodyLimit) {
-            return answer_and_close(error_answer(413, "usage", "the body is over 1 MiB"));
+            return answer_and_close(error_answer(413, usage_error("the body is over 1 MiB")));
         }
         if (parser_->is_done()) return handle();
         stream_.expires_after(shared_->options.body_timeout);
@@ -134,14 +134,14 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
 
     void failed_read(beast::error_code ec) {
         if (ec == bhttp::error::body_limit) {
-            return answer_and_close(error_answer(413, "usage", "the body is over 1 MiB"));
+            return answer_and_close(error_answer(413, usage_error("the body is over 1 MiB")));
         }
         if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
             ec == net::error::operation_aborted || ec == net::error::connection_reset ||
             ec == net::error::eof || ec == bhttp::error::partial_message) {
             return close();  // gone, or too slow: nothing to answer
         }
-        answer_and_close(error_answer(400, "usage", "malformed request: " + ec.message()));
+        answer_and_close(error_answer(400, usage_error("malformed request: " + ec.message())));
     }
 
     void answer_and_close(const Answer& a) {
@@ -222,10 +222,9 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
         };
         if (!waits) return shared_->pool->post(std::move(job));
         if (!shared_->pool->post_waiting(std::move(job))) {
-            write(error_answer(503, "refused",
-                               "too many waiting requests at once (" +
-                                   std::to_string(shared_->pool->waiters()) +
-                                   "); try again when one has ended"),
+            write(error_answer(503, refused("too many waiting requests at once (" +
+                                            std::to_string(shared_->pool->waiters()) +
+                                            "); try again when one has ended")),
                   true, {{"Retry-After", "1"}});
         }
     }
@@ -250,15 +249,15 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
             res->content_length(a.body.size());
         }
         stream_.expires_after(shared_->options.body_timeout);
-        bhttp::async_write(
-            stream_, *res,
-            [self = this->shared_from_this(), res, after = a.after_send](beast::error_code ec,
-                                                                         std::size_t) {
-                if (after) after();  // sent (or never will be): what waited for it goes
-                if (!ec && self->linger_) return self->drain_then_close();
-                if (ec || !res->keep_alive()) return self->close();
-                self->read_header();
-            });
+        bhttp::async_write(stream_, *res,
+                           [self = this->shared_from_this(), res, after = a.after_send](
+                               beast::error_code ec, std::size_t) {
+                               if (after)
+                                   after();  // sent (or never will be): what waited for it goes
+                               if (!ec && self->linger_) return self->drain_then_close();
+                               if (ec || !res->keep_alive()) return self->close();
+                               self->read_header();
+                           });
     }
 
     void start_events(const EventsCall& e) {
