@@ -2,8 +2,14 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 
+#include "base/duration.hpp"
 #include "base/error.hpp"
+#include "ops/operation.hpp"
+#include "ops/serve_record.hpp"
 #include "tests/support/process.hpp"
 
 using team::test::TeamEnv;
@@ -204,3 +210,75 @@ TEST_CASE("the guide's pasted help, the help's and the man page's exit codes mat
                                Catch::Contains(std::string(kind.name)));
     }
 }
+
+namespace {
+
+std::string read_doc(const std::string& name) {
+    std::ifstream in(team::test::source_dir() / "docs" / name);
+    REQUIRE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    // A statement may break across lines: every run of white space as one space.
+    return std::regex_replace(text.str(), std::regex("\\s+"), " ");
+}
+
+// A default as the docs state it, as the table writes it: "30 s" is 30s, "16 MiB" is 16777216.
+std::string as_declared(std::string value) {
+    value.erase(std::remove(value.begin(), value.end(), '`'), value.end());
+    std::smatch m;
+    if (std::regex_match(value, m, std::regex("(\\d+) ?MiB"))) {
+        return std::to_string(std::stoll(m[1]) << 20);
+    }
+    if (std::regex_match(value, m, std::regex("(\\d+) (ms|s|m|h)"))) return m.str(1) + m.str(2);
+    return value;
+}
+
+// The defaults the table declares for a parameter of this name, over every operation.
+std::set<std::string> declared_defaults(std::string name) {
+    std::replace(name.begin(), name.end(), '-', '_');
+    std::set<std::string> out;
+    for (const auto* op : team::ops::operations()) {
+        for (const auto& p : op->params) {
+            if (p.name == name && !p.default_text.empty()) out.emplace(p.default_text);
+        }
+    }
+    if (name == "listen") out.insert(team::ops::default_listen());  // serve, outside the table
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("every default the docs state is the one the operations table declares", "[frame]") {
+    // "`--grace` (default 5s)", "`--type` is a word ... (default `message`)",
+    // "| `--listen ADDR:PORT` | where to listen (default `127.0.0.1:7733`; ...)"
+    std::regex option(
+        "`--([a-z-]+)[^`]*`[^(`.*]{0,80}(?:`(?!--)[^`]*`[^(`.*]{0,20}){0,4}"
+        "\\(default ([^;)]+)[;)]");
+    int checked = 0;
+    for (const char* doc : {"guide.md", "shutdown.md"}) {
+        auto text = read_doc(doc);
+        for (std::sregex_iterator it(text.begin(), text.end(), option), end; it != end; ++it) {
+            std::string name = (*it)[1], stated = as_declared((*it)[2]);
+            INFO(doc << ": " << it->str());
+            auto declared = declared_defaults(name);
+            CHECK(declared.count(stated) == 1);
+            ++checked;
+        }
+    }
+    // docs/mcp.md gives a duration's default in the milliseconds a tool takes.
+    auto mcp = read_doc("mcp.md");
+    std::regex millis("`([a-zA-Z_]+)` in milliseconds \\(default (\\d+)\\)");
+    for (std::sregex_iterator it(mcp.begin(), mcp.end(), millis), end; it != end; ++it) {
+        INFO("mcp.md: " << it->str());
+        std::set<std::string> ms;
+        for (const auto& d : declared_defaults((*it)[1])) {
+            ms.insert(std::to_string(team::parse_duration(d, "default").count()));
+        }
+        CHECK(ms.count((*it)[2]) == 1);
+        ++checked;
+    }
+    // The statements this test knows of (13 when written) are found: a changed wording is not a
+    // silent pass.
+    CHECK(checked >= 13);
+}
+
