@@ -282,3 +282,86 @@ TEST_CASE("every default the docs state is the one the operations table declares
     CHECK(checked >= 13);
 }
 
+namespace {
+
+// The text of every source file of the house (not the tests, the benches or what was built).
+std::string house_sources() {
+    std::string all;
+    auto root = team::test::source_dir();
+    for (const char* room : {"base", "state", "proc", "tmux", "git", "tasks", "team", "shells",
+                             "sessions", "hosts", "acp", "ops", "cli", "mcp", "http"}) {
+        for (const auto& e : std::filesystem::recursive_directory_iterator(root / room)) {
+            auto ext = e.path().extension();
+            if (ext != ".cpp" && ext != ".hpp") continue;
+            std::ifstream in(e.path());
+            std::stringstream text;
+            text << in.rdbuf();
+            all += text.str();
+        }
+    }
+    return all;
+}
+
+// The names a section of the man page gives, one per .TP (\fBNAME\fR or \fINAME\fR).
+std::set<std::string> man_section(const std::string& man, const std::string& section) {
+    auto at = man.find(".SH " + section + "\n");
+    REQUIRE(at != std::string::npos);
+    auto text = man.substr(at, man.find("\n.SH ", at + 4) - at);
+    std::set<std::string> names;
+    std::regex entry("\\.TP\\n\\\\f[BI]([^\\\\]+)\\\\fR");
+    for (std::sregex_iterator it(text.begin(), text.end(), entry), end; it != end; ++it) {
+        names.insert((*it)[1]);
+    }
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("the man page's ENVIRONMENT and FILES are what the code reads and writes", "[frame]") {
+    TeamEnv env;
+    auto man = env.run({"__man"});
+    REQUIRE(man.exit_code == 0);
+    auto code = house_sources();
+
+    // Every variable the code reads or sets for its children, as a string literal of the house
+    // ("TEAM_HOME", "TEAM_WORKTREE=").
+    // Knobs for the tests only are left out of the page on purpose.
+    const std::set<std::string> test_knobs{"TEAM_LINK_IDLE_S", "TEAM_SERVE_HEADER_TIMEOUT_MS"};
+    std::set<std::string> variables;
+    std::regex variable("\"((?:TEAM|XDG)_[A-Z_]*[A-Z]|NO_COLOR)[\"=]");
+    for (std::sregex_iterator it(code.begin(), code.end(), variable), end; it != end; ++it) {
+        if (!test_knobs.count((*it)[1])) variables.insert((*it)[1]);
+    }
+    auto documented = man_section(man.out, "ENVIRONMENT");
+    for (const auto& v : variables) {
+        INFO("read or set by the code, not in the man page's ENVIRONMENT: " << v);
+        CHECK(documented.count(v) == 1);
+    }
+    for (const auto& v : documented) {
+        INFO("in the man page's ENVIRONMENT, nowhere in the code: " << v);
+        CHECK(variables.count(v) == 1);
+    }
+
+    // Every file and folder the code makes under the home (`home / "NAME"`), and back: every
+    // HOME/NAME of the page is a name the code spells.
+    std::set<std::string> files;
+    std::regex under_home("home(?:\\(\\)|_)? / \"([a-z][a-z_.]*)\"");
+    for (std::sregex_iterator it(code.begin(), code.end(), under_home), end; it != end; ++it) {
+        files.insert((*it)[1]);
+    }
+    std::set<std::string> listed;
+    for (const auto& f : man_section(man.out, "FILES")) {
+        if (f.rfind("HOME/", 0) != 0) continue;  // the default home itself
+        auto name = f.substr(5);
+        if (!name.empty() && name.back() == '/') name.pop_back();
+        listed.insert(name);
+        INFO("in the man page's FILES, nowhere in the code: " << f);
+        CHECK(code.find("\"" + name + "\"") != std::string::npos);
+    }
+    for (const auto& f : files) {
+        INFO("made under the home by the code, not in the man page's FILES: HOME/" << f);
+        CHECK(listed.count(f) == 1);
+    }
+    CHECK(variables.size() >= 10);
+    CHECK(files.size() >= 10);
+}
