@@ -12,6 +12,7 @@ namespace team::http {
 
 struct Pool::State {
     int stop_fd = -1;
+    int wind_down_fd = -1;
     int waiters = 0;
     std::mutex mutex;
     std::condition_variable ready;       // a job for the workers, or the stop
@@ -29,6 +30,7 @@ struct Pool::State {
 
     void work() {
         set_thread_cancel_fd(stop_fd);
+        set_thread_wind_down_fd(wind_down_fd);
         for (;;) {
             Job job;
             {
@@ -45,6 +47,7 @@ struct Pool::State {
     // A waiting thread: runs the waiting calls given to it, one at a time, until the stop.
     static void wait_loop(std::shared_ptr<State> self) {
         set_thread_cancel_fd(self->stop_fd);
+        set_thread_wind_down_fd(self->wind_down_fd);
         std::unique_lock lock(self->mutex);
         for (;;) {
             self->wait_ready.wait(lock,
@@ -63,8 +66,10 @@ struct Pool::State {
     }
 };
 
-Pool::Pool(int workers, int waiters, int stop_fd) : state_(std::make_shared<State>()) {
+Pool::Pool(int workers, int waiters, int stop_fd, int wind_down_fd)
+    : state_(std::make_shared<State>()) {
     state_->stop_fd = stop_fd;
+    state_->wind_down_fd = wind_down_fd;
     state_->waiters = waiters;
     for (int i = 0; i < workers; ++i) {
         state_->workers.emplace_back([s = state_.get()] { s->work(); });

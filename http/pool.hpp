@@ -3,8 +3,9 @@
 // most `waiters` threads for the calls that may wait (a --wait, a kill's grace, a terminate's
 // 5 s), each such call on one of them while it runs. Past that bound a waiting call is refused at
 // once (the server answers 503) rather than queued behind waits of minutes. Every thread has the
-// server's stop descriptor as its cancel descriptor (base/cancel.hpp), so a wait ends when the
-// server stops. No Beast here (tests/unit/test_http_gate.cpp).
+// server's wind-down descriptor (base/cancel.hpp), so the waits the callers asked for end when
+// the server stops, and its stop descriptor as its cancel descriptor, so every wait ends when it
+// is told twice. No Beast here (tests/unit/test_http_gate.cpp).
 #pragma once
 
 #include <functional>
@@ -16,7 +17,7 @@ class Pool {
   public:
     using Job = std::function<void()>;
 
-    Pool(int workers, int waiters, int stop_fd);
+    Pool(int workers, int waiters, int stop_fd, int wind_down_fd);
     ~Pool();  // stop()
     Pool(const Pool&) = delete;
     Pool& operator=(const Pool&) = delete;
@@ -28,9 +29,9 @@ class Pool {
     bool post_waiting(Job job);
     int waiters() const;
 
-    // Joins the workers (their queue is dropped). The waiting threads are let go, not joined:
-    // their waits end by the stop descriptor, but a kill's grace is not cut short, and SIGTERM
-    // stops the server within a second; they keep the pool's state alive until they end.
+    // Joins the workers (their queue is dropped: the server stops once every call taken has
+    // been answered). The waiting threads are let go, not joined: after a second signal a
+    // kill's grace may still run; they keep the pool's state alive until they end.
     void stop();
 
   private:

@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <deque>
+#include <functional>
 
 #include "base/error.hpp"
 #include "http/api.hpp"
@@ -41,22 +42,37 @@ constexpr int kMaxConnections = 4096;
 struct Shared {
     explicit Shared(ServerOptions o) : options(std::move(o)) {
         stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        wind_down_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         base = options.identity;
         base.via = "web";
     }
-    ~Shared() { ::close(stop_fd); }
+    ~Shared() {
+        ::close(stop_fd);
+        ::close(wind_down_fd);
+    }
+
+    // An operation's answer was written (or never will be): the last one of a stopping server
+    // stops the loop.
+    void answered() {
+        if (--in_flight == 0 && stopping) ioc.stop();
+    }
 
     // Owned here, so an operation's thread that outlives serve() still posts to a live (stopped)
     // loop rather than a destroyed one.
     net::io_context ioc{1};
     ServerOptions options;
     ops::Identity base;
+    // Written at a second SIGTERM: every wait of every operation ends (base/cancel.hpp).
     int stop_fd = -1;
+    // Written at SIGTERM: the waits the callers asked for end (answered as run out early); the
+    // operations doing work finish and are answered; then the loop stops.
+    int wind_down_fd = -1;
+    std::atomic<int> in_flight{0};  // operations taken and not yet answered
     std::atomic<int> connections{0};
     Hub hub;
     std::unique_ptr<Pool> pool;
     std::unique_ptr<ActivityFeed> feed;
-    bool stopping = false;
+    bool stopping = false;  // the loop's thread only
 };
 
 void security_headers(bhttp::fields& h, bool api) {
@@ -189,6 +205,10 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
                           {.token = o.token, .listen_host = o.listen_host, .any_host = o.any_host});
         if (!v.pass) return write(v.answer, v.api, v.headers);
         if (!v.api) return serve_file(method, target.substr(0, target.find('?')));
+        if (shared_->stopping) {
+            keep_alive_ = false;
+            return write(error_answer(503, refused("the server is stopping")), true, {});
+        }
 
         Plan p = plan(method, target, req.body(), header("Last-Event-ID"), shared_->base);
         if (auto* a = std::get_if<Answer>(&p)) return write(*a, true, {});
@@ -208,8 +228,14 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
 
     void run_operation(OperationCall call) {
         bool waits = call.op->waits;
+        ++shared_->in_flight;
         auto job = [self = this->shared_from_this(), call = std::move(call), waits]() mutable {
             Answer a = run(call, !waits);
+            // Once the answer is written: a stopping server waits for it (Shared::answered).
+            a.after_send = [after = std::move(a.after_send), shared = self->shared_] {
+                if (after) after();
+                shared->answered();
+            };
             // A 500 is the server's failure, not the client's: say it where its operator looks.
             if (a.status >= 500 && a.status != 504) {
                 std::fprintf(stderr, "team serve: %s failed: %s\n",
@@ -222,6 +248,7 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
         };
         if (!waits) return shared_->pool->post(std::move(job));
         if (!shared_->pool->post_waiting(std::move(job))) {
+            --shared_->in_flight;  // not taken; nothing else is stopping on it before we answer
             write(error_answer(503, refused("too many waiting requests at once (" +
                                             std::to_string(shared_->pool->waiters()) +
                                             "); try again when one has ended")),
@@ -393,7 +420,8 @@ void serve(ServerOptions options) {
             *o.unix_path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     }
 
-    shared->pool = std::make_unique<Pool>(o.workers, o.waiters, shared->stop_fd);
+    shared->pool =
+        std::make_unique<Pool>(o.workers, o.waiters, shared->stop_fd, shared->wind_down_fd);
     ops::Identity reader = o.identity;
     reader.home = o.home.string();
     shared->feed = std::make_unique<ActivityFeed>(
@@ -414,19 +442,34 @@ void serve(ServerOptions options) {
     };
     arm();
 
+    // SIGTERM (or SIGINT): no new request is taken, the event streams close, the waits the
+    // callers asked for end at once (answered as run out early), and the operations doing work
+    // (a kill's grace) finish and are answered; the loop stops with the last answer. A second
+    // signal ends every wait and stops at once.
+    auto signal_fd = [](int fd) {
+        std::uint64_t one = 1;
+        ssize_t n = ::write(fd, &one, sizeof one);
+        (void)n;  // full: readable already
+    };
     net::signal_set signals(ioc, SIGINT, SIGTERM);
-    signals.async_wait([&](beast::error_code, int) {
+    std::function<void(beast::error_code, int)> on_signal = [&](beast::error_code e, int) {
+        if (e) return;
+        if (shared->stopping) {
+            signal_fd(shared->stop_fd);
+            ioc.stop();
+            return;
+        }
         shared->stopping = true;
         beast::error_code ignored;
         if (tcp) tcp->close(ignored);
         if (local) local->close(ignored);
         keep_alive.cancel();
         shared->hub.close_all();
-        std::uint64_t one = 1;
-        ssize_t n = ::write(shared->stop_fd, &one, sizeof one);  // waits under way end
-        (void)n;
-        ioc.stop();
-    });
+        signal_fd(shared->wind_down_fd);
+        if (shared->in_flight == 0) ioc.stop();
+        signals.async_wait(on_signal);
+    };
+    signals.async_wait(on_signal);
 
     if (tcp) accept<net::ip::tcp::acceptor, TcpStream>(shared, *tcp);
     if (local) accept<net::local::stream_protocol::acceptor, UnixStream>(shared, *local);

@@ -25,6 +25,12 @@ namespace team::mcp {
 
 namespace {
 
+void signal_fd(int fd) {
+    std::uint64_t one = 1;
+    ssize_t n = ::write(fd, &one, sizeof one);
+    (void)n;  // full: it is readable already
+}
+
 // One tools/call while it runs.
 struct Flight {
     explicit Flight(nlohmann::json request_id, nlohmann::json progress_token)
@@ -37,36 +43,35 @@ struct Flight {
     Flight(const Flight&) = delete;
     Flight& operator=(const Flight&) = delete;
 
-    // The client withdrew the request: its wait ends and nothing is answered.
+    // The client withdrew the request (or the server gives up on it): every wait of the call
+    // ends, and nothing is answered.
     void cancel() {
         cancelled = true;
-        interrupt();
-    }
-
-    // The input ended: its wait ends; a call that still succeeds is answered, one that failed
-    // (its wait cut short) is not.
-    void interrupt() {
-        interrupted = true;
-        std::uint64_t one = 1;
-        if (cancel_fd >= 0) {
-            ssize_t n = ::write(cancel_fd, &one, sizeof one);
-            (void)n;  // full or closed: a cancel is pending already
-        }
+        if (cancel_fd >= 0) signal_fd(cancel_fd);
     }
 
     nlohmann::json id;
     nlohmann::json token;  // null: the client asked for no progress
     int cancel_fd = -1;
     std::atomic<bool> cancelled{false};
-    std::atomic<bool> interrupted{false};
     std::atomic<long long> progress{0};
 };
 
 }  // namespace
 
 struct Server::State : std::enable_shared_from_this<Server::State> {
+    State() { wind_down_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+    ~State() {
+        if (wind_down_fd >= 0) ::close(wind_down_fd);
+    }
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+
     ServerOptions options;
     Writer writer;
+    // Written when the input ends: every call's asked waits (a waitMs, a waited prompt) end, as
+    // a stopping server's (base/cancel.hpp); the work under way goes on and is answered.
+    int wind_down_fd = -1;
 
     std::mutex write_mutex;
     bool closed = false;  // under write_mutex: nothing is written after close
@@ -140,6 +145,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     void run_call(const std::shared_ptr<Flight>& f, const Tool& tool, const Call& call,
                   ops::CoreCache& cores) {
         int previous = set_thread_cancel_fd(f->cancel_fd);
+        int previous_wind_down = set_thread_wind_down_fd(wind_down_fd);
         ops::Result r;
         ops::Identity identity = options.identity;
         if (call.team) identity.team = call.team;
@@ -157,7 +163,8 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         }
         cores.after(identity, r);
         set_thread_cancel_fd(previous);
-        if (!f->cancelled && !(f->interrupted && !r.ok())) {
+        set_thread_wind_down_fd(previous_wind_down);
+        if (!f->cancelled) {
             nlohmann::json content = tool.structured(r.doc);
             nlohmann::json result = {
                 {"content",
@@ -329,6 +336,27 @@ std::size_t Server::running() const {
     return state_->threads;
 }
 
+void Server::finish() {
+    auto& s = *state_;
+    {
+        std::lock_guard lock(s.write_mutex);
+        if (s.closed) return;
+    }
+    s.push.reset();  // no more pushes; its wait ends at once
+    {
+        std::unique_lock lock(s.flights_mutex);
+        s.stopping = true;
+        signal_fd(s.wind_down_fd);
+        s.flights_changed.notify_all();
+        // Each call ends by its own bounds: a wait the client asked for now, work by its timeouts.
+        s.flights_changed.wait(lock, [&] { return s.threads == 0; });
+    }
+    s.workers.stop();  // every call answered: the workers end, their cores closed
+    if (s.heartbeat.joinable()) s.heartbeat.join();
+    std::lock_guard lock(s.write_mutex);
+    s.closed = true;
+}
+
 void Server::close(std::chrono::milliseconds budget) {
     auto& s = *state_;
     {
@@ -338,7 +366,8 @@ void Server::close(std::chrono::milliseconds budget) {
     {
         std::unique_lock lock(s.flights_mutex);
         s.stopping = true;
-        for (auto& [_, f] : s.flights) f->interrupt();
+        signal_fd(s.wind_down_fd);
+        for (auto& [_, f] : s.flights) f->cancel();
         s.flights_changed.notify_all();
         auto deadline = std::chrono::steady_clock::now() + budget;
         s.flights_changed.wait_until(lock, deadline, [&] { return s.threads == 0; });
@@ -398,7 +427,7 @@ void Server::serve(int in_fd, int out_fd, ServerOptions options) {
         }
     }
     if (!skipping && !buffer.empty()) server.handle_line(buffer);
-    server.close(std::chrono::milliseconds(80));
+    server.finish();
 }
 
 }  // namespace team::mcp

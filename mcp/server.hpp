@@ -3,11 +3,13 @@
 // (inbox_read with waitMs, kill_agent with wait) never holds up the others: a call takes an idle
 // worker or starts a new one. Each worker keeps a core per team its calls named (SQLite
 // connections and tmux clients are per thread), so a read call after the first costs one query,
-// not a store's open. Replies are written whole, one line each, under one lock. A call's waits
-// end early when the client cancels it (notifications/cancelled) or stdin closes: each call has
-// a cancel eventfd that the store's change waits poll beside their own (base/cancel.hpp,
-// ops/changes.hpp), set on the worker's thread while the call runs. While a call with a
-// progressToken runs, notifications/progress go out at least every `heartbeat`.
+// not a store's open. Replies are written whole, one line each, under one lock. Every wait of a
+// call ends when the client cancels it (notifications/cancelled: a cancel eventfd per call, that
+// the store's change waits poll beside their own, base/cancel.hpp); when stdin closes, only the
+// waits the client asked for end (a waitMs, a waited prompt: the server's wind-down eventfd),
+// answered as a wait that ran out early, while the calls doing work (a kill_shell's grace, a
+// spawn) finish and are answered; then the server exits. While a call with a progressToken runs,
+// notifications/progress go out at least every `heartbeat`.
 //
 // Threads rather than an Asio loop: the core's waits are blocking poll() loops (the store's
 // changes, pidfds), shared with the command line; a loop would need them rewritten as callbacks. A
@@ -54,13 +56,17 @@ class Server {
     void handle_line(std::string_view line);
     // A line longer than kMaxLine was skipped: refuses it.
     void refuse_long_line();
-    // The input ended: cancels every call in flight, waits up to `budget` for their threads,
-    // and writes nothing after (a reply half-written is impossible: writes are whole, locked).
+    // The input ended: ends every wait the client asked for (answered as run out early), lets
+    // every call doing work finish and answer, and returns when no call is left; nothing is
+    // written after (a reply half-written is impossible: writes are whole, locked).
+    void finish();
+    // Gives up: cancels every call in flight (none is answered), waits up to `budget` for their
+    // threads, and writes nothing after.
     void close(std::chrono::milliseconds budget);
     // How many calls are running.
     std::size_t running() const;
 
-    // Reads `in_fd` line by line until it ends, writing to `out_fd`; then closes within 100 ms.
+    // Reads `in_fd` line by line until it ends, writing to `out_fd`; then finish().
     static void serve(int in_fd, int out_fd, ServerOptions options);
 
   private:

@@ -39,6 +39,7 @@ Result list_activity_op_body(Request& r) {
         return result;
     }
 
+    AskedWait asked;  // a stopping server ends the follow (base/cancel.hpp)
     auto changes = r.core.watch_changes();
     long long reported = 0;
     for (;;) {

@@ -1,6 +1,7 @@
 // The machinery that runs an operation: the shared rules of SPEC 1, applied once.
 #include <algorithm>
 
+#include "base/cancel.hpp"
 #include "base/duration.hpp"
 #include "base/names.hpp"
 #include "ops/operation.hpp"
@@ -261,6 +262,11 @@ Result invoke(Core& core, const Operation& op, const nlohmann::json& values, Nam
             return op.body(request);
         } catch (const Error&) {
             throw;
+        } catch (const WaitCancelled& e) {
+            // Ended by a stopping server: a wait that ran out early, answered as such. Withdrawn
+            // by the client: answered by no one (the faces drop it), failed as any other.
+            if (e.wound_down()) throw Error(ErrorCode::timeout, e.what());
+            throw failed(e.what());
         } catch (const std::exception& e) {
             rethrow_store_error(e);  // busy, read-only, full: the one translation (state/store)
         }

@@ -79,6 +79,7 @@ std::optional<std::pair<std::string, std::string>> current_screen(tmux::Tmux& tm
 // --screen --follow: a frame (progress {screen...}) whenever the rendering changes, woken by the
 // pane's output reaching the log, until the agent ends; then its kept rendering if that differs.
 Result follow_screen(Request& r, const AgentRecord& agent, long long lines) {
+    AskedWait asked;  // a follow: a stopping server ends it (base/cancel.hpp)
     tmux::Tmux& tmux = r.core.tmux();
     std::filesystem::path file(agent.log_file.value_or(""));
     ChangeWatch file_watch(file.parent_path(), file.filename().string());
@@ -122,6 +123,7 @@ Result follow_raw(Request& r, const AgentRecord& agent, const std::string& all, 
         r.progress({{"output", plain ? strip_escapes(chunk) : chunk}});
     };
     emit(last_lines(all, lines));
+    AskedWait asked;  // a follow: a stopping server ends it (base/cancel.hpp)
     std::filesystem::path file(path);
     ChangeWatch file_watch(file.parent_path(), file.filename().string());
     auto store_changes = r.core.watch_changes();
@@ -150,6 +152,7 @@ Result acp_transcript_logs(Request& r, const AgentRecord& agent, long long lines
                        {"records", records},
                        {"source", "transcript"}});
     }
+    AskedWait asked;  // a follow: a stopping server ends it (base/cancel.hpp)
     auto store_changes = r.core.watch_changes();
     std::vector<std::string> seen;  // each record as last sent
     std::string drawn;              // the text sent so far

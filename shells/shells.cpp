@@ -274,6 +274,7 @@ KillResult Shells::end_tree(const std::string& id, int sig, Millis timeout, bool
 }
 
 std::optional<ShellRecord> Shells::wait(const std::string& id, std::optional<Millis> timeout) {
+    AskedWait asked;  // a stopping server ends it (base/cancel.hpp)
     ChangeWatch watch(store_.home());
     auto deadline = timeout ? clock_.steady() + *timeout : SteadyClock::time_point::max();
     for (;;) {

@@ -218,12 +218,14 @@ bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
     using namespace std::chrono;
     std::vector<pollfd> fds{{fd_, POLLIN, 0}};
     for (int fd : others) fds.push_back({fd, POLLIN, 0});
-    // The thread's cancel descriptor, polled last, never consumed: once cancelled, every later
-    // wait of the request ends too.
+    // The thread's cancel descriptor and, in a wait the caller asked for, its wind-down one
+    // (base/cancel.hpp), polled last, never consumed: once readable, every later wait of the
+    // request ends too.
+    size_t watched = fds.size();
     int cancel_fd = thread_cancel_fd();
-    bool cancellable = cancel_fd >= 0;
-    if (cancellable) fds.push_back({cancel_fd, POLLIN, 0});
-    size_t watched = fds.size() - (cancellable ? 1 : 0);
+    if (cancel_fd >= 0) fds.push_back({cancel_fd, POLLIN, 0});
+    int wind_down_fd = thread_asked_wait_fd();
+    if (wind_down_fd >= 0) fds.push_back({wind_down_fd, POLLIN, 0});
     // A listener on the store's own connection: what came while its owner ran statements is in
     // libpq's queue already, where no poll sees it.
     if (pg_ && pg_->shared() && pg_->connected() && pg_->drain()) {
@@ -240,7 +242,9 @@ bool ChangeWatch::wait_until(std::chrono::steady_clock::time_point deadline,
             ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left + 1, cap)));
         if (rc < 0 && errno == EINTR) continue;
         if (rc > 0) {
-            if (cancellable && fds.back().revents != 0) throw WaitCancelled();
+            for (size_t i = watched; i < fds.size(); ++i) {
+                if (fds[i].revents != 0) throw WaitCancelled(fds[i].fd == wind_down_fd);
+            }
             for (size_t i = 1; i < watched; ++i) {
                 if (fds[i].revents != 0) return true;
             }

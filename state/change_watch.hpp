@@ -62,7 +62,8 @@ class ChangeWatch {
 
     // Returns true when the store may have changed since the last call (or since construction),
     // false when the deadline passed first. Spurious wake-ups are possible; callers re-query.
-    // Throws WaitCancelled when the thread's cancel descriptor (base/cancel.hpp) is readable.
+    // Throws WaitCancelled when the thread's cancel descriptor, or in an AskedWait its wind-down
+    // descriptor (base/cancel.hpp), is readable.
     bool wait_until(std::chrono::steady_clock::time_point deadline);
 
     // The same, also returning when any of `others` is readable (a pidfd that ends, another

@@ -73,6 +73,7 @@ AcpTurnRow AcpAgents::prompt(const AgentRecord& agent, const Caller& caller,
 
 AcpTurnRow AcpAgents::wait_turn(std::int64_t id, std::optional<std::chrono::milliseconds> timeout,
                                 bool& ended) {
+    AskedWait asked;  // a stopping server ends it (base/cancel.hpp)
     ChangeWatch watch(store_.home());
     auto deadline =
         timeout ? clock_.steady() + *timeout : std::chrono::steady_clock::time_point::max();

@@ -151,6 +151,9 @@ KillResult Shutdowns::await_pending(const TeamRecord& team, const AgentRecord& a
 KillResult Shutdowns::await_answer(const TeamRecord& team, const AgentRecord& agent,
                                    ShutdownRequest request, const KillOptions& o,
                                    KillResult result) {
+    // --wait's wait for the answer, asked for: a stopping server ends it (base/cancel.hpp); the
+    // request stays made.
+    AskedWait asked;
     ChangeWatch watch(store_);  // on the store's own connection
     auto deadline = o.timeout ? clock_.steady() + *o.timeout : SteadyClock::time_point::max();
     auto supervisor = live_supervisor(store_, processes_, agent);

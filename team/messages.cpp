@@ -178,6 +178,7 @@ InboxResult Messages::inbox(const TeamRecord& team, const Caller& caller, const 
         deadline = clock_.steady() + *q.wait;
     }
     bool timed_out = false;
+    AskedWait asked;  // a wait the caller asked for: a stopping server ends it (base/cancel.hpp)
     for (;;) {
         auto found = select_inbox(store_, team, recipient_id, q);
         bool unread =

@@ -17,8 +17,11 @@ using team::test::EventStream;
 using team::test::eventually;
 using team::test::exchange;
 using team::test::Headers;
+using team::test::parse_response;
 using team::test::raw_request;
+using team::test::read_until;
 using team::test::request_text;
+using team::test::response_complete;
 using team::test::Serve;
 using Json = nlohmann::json;
 
@@ -377,9 +380,48 @@ TEST_CASE("serve: SIGTERM stops it within a second with streams and waits open",
     double ms = s.terminate();
     CHECK(ms < 1000);
     CHECK(stream.closed_within(1000));
+    // The wait was answered before the server went: as a wait that ran out early.
+    auto answer = parse_response(read_until(waiting, response_complete, bound(2000)));
     ::close(waiting);
+    CHECK(answer.status == 504);
+    INFO(answer.body);
+    CHECK(Json::parse(answer.body)["code"] == "timeout");
+    CHECK(answer.body.find("ended early: the server is stopping") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(h.env.home() / "serve.json"));
     s.stop();
+    h.finish();
+}
+
+// Issue 38: what the server took is carried out and answered before it stops. A shell kill whose
+// shell ignores SIGTERM runs its grace (1 s) to SIGKILL while SIGTERM comes: the kill's answer
+// arrives, then the server exits 0, and no process of the shell is left.
+TEST_CASE("serve: SIGTERM answers the work under way before it stops", "[serve][sanitize]") {
+    AgentsHome h("srv-drain");
+    auto got = h.env.home() / "got-term";
+    auto started =
+        h.json_run({"shell", "start", "--json", "--", "sh", "-c",
+                    "trap 'echo term > \"$0\"' TERM; while :; do sleep 0.1; done", got.string()});
+    INFO("stdout: " << started.out << " stderr: " << started.err);
+    REQUIRE(started.exit_code == 0);
+    std::string id = started.json()["shell_id"].get<std::string>();
+    Serve s(h);
+    int killing = connect_to(s.port());
+    std::string body = R"({"timeout":"1s"})";
+    Headers headers = s.auth({{"X-Team-CSRF", "1"}, {"Content-Type", "application/json"}});
+    team::test::send_all(
+        killing, request_text("POST", "/api/teams/srv-drain/shells/" + id + "/kill", headers, body,
+                              s.port()));
+    // The kill is under way once the shell has had its SIGTERM (and goes on).
+    REQUIRE(eventually([&] { return std::filesystem::exists(got); }, bound(5000)));
+    s.terminate();
+    auto answer = parse_response(read_until(killing, response_complete, bound(3000)));
+    ::close(killing);
+    INFO(answer.body);
+    CHECK(answer.status == 200);
+    auto doc = Json::parse(answer.body);
+    CHECK(doc["success"] == true);
+    CHECK(doc["force_killed"] == true);
+    CHECK(cli_json(h, {"shell", "status", id})["status"] == "killed");
     h.finish();
 }
 

@@ -651,6 +651,44 @@ test('stdin closed mid-wait ends the server within 100 ms', withHome(async (home
   assert.ok(took < 500, `ended ${took} ms after stdin closed`);
 }));
 
+// A script pipes its requests and closes its input at once (issue 38): the call doing work (a
+// kill_shell whose shell ignores SIGTERM, so its grace runs out) is carried out and answered;
+// the call that only waits (inbox_read with waitMs) ends at once, answered as a wait that ran out
+// early; then the server exits 0.
+test('stdin closed with calls in flight: the work is answered, the wait ends answered, exit 0', withHome(async (home) => {
+  const created = await home.team(['create', 'web', '--cwd', home.dir]);
+  assert.equal(created.code, 0, created.stderr);
+  const started = await home.team(['shell', 'start', '--team', 'web', '--json', '--', 'sh', '-c', "trap '' TERM; sleep 600"]);
+  assert.equal(started.code, 0, started.stderr);
+  const shellId = JSON.parse(started.stdout).shell_id;
+  const s = home.raw([], { TEAM_NAME: 'web' });
+  s.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'script', version: '0' } } });
+  s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  s.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'kill_shell', arguments: { shell_id: shellId, timeout: 1000 } } });
+  s.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'inbox_read', arguments: { waitMs: 60000 } } });
+  s.child.stdin.end();
+  const { code } = await s.exited;
+  assert.equal(code, 0);
+  const answers = new Map();
+  for (;;) {
+    const line = await s.next(100).catch(() => null);
+    if (!line) break;
+    if (line.id !== undefined) answers.set(line.id, line);
+  }
+  assert.deepEqual([...answers.keys()].sort(), [1, 2, 3]);
+  const killed = answers.get(2).result;
+  assert.equal(killed.isError, false, JSON.stringify(killed));
+  assert.equal(killed.structuredContent.success, true);
+  assert.equal(killed.structuredContent.force_killed, true);
+  const waited = answers.get(3).result;
+  assert.equal(waited.isError, true, JSON.stringify(waited));
+  assert.equal(waited.structuredContent.code, 'timeout');
+  assert.match(waited.structuredContent.error, /ended early: the server is stopping/);
+  // The shell was ended, not only answered for.
+  const status = await home.team(['shell', 'status', shellId, '--team', 'web', '--json']);
+  assert.equal(JSON.parse(status.stdout).status, 'killed', status.stdout);
+}));
+
 // ACP agents (SPEC 15) through MCP (issue 27): an agent spawned by the command line with the
 // scripted ACP agent of tests/acp (each line of a prompt is a step of its script); its turns,
 // permission requests, cancel and transcript through the tools. Skipped without tests/acp's

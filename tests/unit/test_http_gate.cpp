@@ -129,7 +129,7 @@ TEST_CASE("pool: waiting calls are bounded, the rest refused at once", "[http]")
     int stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     REQUIRE(stop_fd >= 0);
     {
-        Pool pool(1, 2, stop_fd);
+        Pool pool(1, 2, stop_fd, -1);
         std::promise<void> release;
         auto released = release.get_future().share();
         std::atomic<int> started{0}, ended{0};
@@ -190,7 +190,7 @@ TEST_CASE("pool: two waiting calls posted at once each get a thread, even with o
     int stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     REQUIRE(stop_fd >= 0);
     {
-        Pool pool(1, 8, stop_fd);
+        Pool pool(1, 8, stop_fd, -1);
         for (int round = 0; round < 50; ++round) {
             INFO("round " << round);
             {
