@@ -26,15 +26,17 @@ bool is_token(const std::string& s) {
 
 std::string load_or_create_token(const std::filesystem::path& home) {
     auto path = home / "serve.token";
+    // One string for both returns: returned in place, never moved (GCC 12's -Warray-bounds
+    // misreads the move of a string it knows holds 64 characters).
+    std::string token;
     {
         std::ifstream in(path);
-        std::string token;
         if (in && std::getline(in, token) && is_token(token)) return token;
     }
     unsigned char bytes[32];
     if (::getrandom(bytes, sizeof bytes, 0) != sizeof bytes) throw failed("getrandom failed");
     static const char* hex = "0123456789abcdef";
-    std::string token;
+    token.clear();
     for (unsigned char b : bytes) {
         token.push_back(hex[b >> 4]);
         token.push_back(hex[b & 15]);
