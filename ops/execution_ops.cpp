@@ -110,7 +110,8 @@ const Param kId{.name = "id",
                 .help = "the execution: a background shell's id (bg-xxxxxx)",
                 .placeholder = "ID",
                 .required = true,
-                .positional = true};
+                .positional = true,
+                .kind = Kind::shell};
 
 }  // namespace
 
