@@ -13,6 +13,8 @@
 #include "http/router.hpp"
 #include "mcp/tools.hpp"
 #include "ops/operation.hpp"
+#include "state/db.hpp"
+#include "state/store.hpp"
 #include "team/shutdown.hpp"
 #include "tests/support/unit_home.hpp"
 
@@ -179,9 +181,20 @@ TEST_CASE("an error about one value names its parameter, whatever the face calls
 TEST_CASE("the one agent is its row of the list, with all the row carries", "[faces]") {
     test::OpsHome home;
     REQUIRE(home.run("create_team", {{"name", "web"}, {"cwd", home.dir.path().string()}}).ok());
+    {
+        // Agents as a spawn leaves them (nothing of them runs): one at work, one gone.
+        Store store(home.home);
+        Statement team(store.db(), "SELECT id FROM teams WHERE name = 'web'");
+        REQUIRE(team.executeStep());
+        auto id = team.getColumn(0).getInt64();
+        store.write([&] {
+            test::insert_member(store.db(), id, "worker", "active", test::kStart);
+            test::insert_member(store.db(), id, "gone", "terminated", test::kStart);
+        });
+    }
     auto list = home.run("list_agents", {{"all", true}});
     REQUIRE(list.ok());
-    REQUIRE(!list.doc.empty());
+    REQUIRE(list.doc.size() == 2);
     for (const auto& row : list.doc) {
         INFO(row.dump());
         auto one = home.run("show_agent", {{"name", row["name"]}});
