@@ -85,7 +85,7 @@ TEST_CASE("statuses of results", "[http]") {
     CHECK(status_of(4, true) == 409);
     CHECK(status_of(1, true) == 500);
     CHECK(status_of(124, false) == 504);
-    CHECK(status_of(6, true) == 502);  // unconfirmed: the host did not answer
+    CHECK(status_of(6, true) == 502);   // unconfirmed: the host did not answer
     CHECK(status_of(7, false) == 200);  // team run's command exit code is its result
     CHECK(status_of(1, false) == 200);
     // Every kind of error has its own status, from base/error.hpp's one table.
