@@ -7,7 +7,7 @@
 #include <future>
 
 #include "base/error.hpp"
-#include "mcp/jsonrpc.hpp"
+#include "jsonrpc/codec.hpp"
 #include "proc/signals.hpp"
 
 namespace team::acp {
@@ -60,8 +60,7 @@ void Connection::start(ChildSpec spec, const std::string& marker) {
 }
 
 void Connection::send(const json& message) {
-    std::string line = mcp::frame(message);
-    line += '\n';
+    std::string line = jsonrpc::frame(message);
     std::lock_guard lock(mutex_);
     if (closing_input_) return;
     outbox_.push_back(std::move(line));
@@ -81,7 +80,7 @@ void Connection::request(const std::string& method, json params, std::function<v
         id = next_id_++;
         pending_[id] = std::move(done);
     }
-    send(request_message(id, method, std::move(params)));
+    send(jsonrpc::request(id, method, std::move(params)));
 }
 
 Reply Connection::call(const std::string& method, json params, std::chrono::milliseconds timeout) {
@@ -99,15 +98,15 @@ Reply Connection::call(const std::string& method, json params, std::chrono::mill
 }
 
 void Connection::notify(const std::string& method, json params) {
-    send(mcp::notification(method, std::move(params)));
+    send(jsonrpc::notification(method, std::move(params)));
 }
 
 void Connection::reply(const json& id, json result) {
-    send(mcp::result_response(id, std::move(result)));
+    send(jsonrpc::result_response(id, std::move(result)));
 }
 
 void Connection::reply_error(const json& id, int code, const std::string& message) {
-    send(mcp::error_response(id, code, message));
+    send(jsonrpc::error_response(id, code, message));
 }
 
 void Connection::join() {

@@ -40,10 +40,6 @@ std::variant<Incoming, std::string> read_message(std::string_view line) {
     return in;
 }
 
-json request_message(std::int64_t id, const std::string& method, json params) {
-    return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
-}
-
 std::string excerpt(std::string_view text, std::size_t n) {
     if (text.size() <= n) return std::string(text);
     return std::string(text.substr(0, n)) + "…";

@@ -1,7 +1,7 @@
 // ACP's transport as a client sees it: newline-delimited JSON-RPC 2.0 in both directions, where
 // the agent sends requests (fs/*, terminal/*, session/request_permission), notifications
-// (session/update) and replies to ours. This file only classifies a line; framing an outgoing
-// message is mcp/jsonrpc's frame(), shared with the MCP server.
+// (session/update) and replies to ours. This file only classifies a line; making and framing an
+// outgoing message is jsonrpc/codec's, shared with the MCP server.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <variant>
+
+#include "jsonrpc/codec.hpp"
 
 namespace team::acp {
 
@@ -18,13 +20,13 @@ inline constexpr std::size_t kMaxLine = 16 * 1024 * 1024;
 // The protocol version this client offers (and the only one it accepts back).
 inline constexpr int kProtocolVersion = 1;
 
-// JSON-RPC and ACP error codes this client sends or reads.
-enum RpcCode : int {
-    invalid_request = -32600,
-    method_not_found = -32601,
-    invalid_params = -32602,
-    internal_error = -32603,
-    auth_required = -32000,  // ACP: authenticate first
+// The error codes this client sends or reads: JSON-RPC's own, and ACP's.
+using jsonrpc::internal_error;
+using jsonrpc::invalid_params;
+using jsonrpc::invalid_request;
+using jsonrpc::method_not_found;
+enum AcpCode : int {
+    auth_required = -32000,  // authenticate first
     resource_not_found = -32002,
 };
 
@@ -48,9 +50,6 @@ struct Incoming {
 // Reads one line (without its newline). A line that is not a JSON-RPC message gives the reason
 // it is not, for the message that ends the connection.
 std::variant<Incoming, std::string> read_message(std::string_view line);
-
-// Our request: {"jsonrpc":"2.0","id":id,"method":method,"params":params}
-nlohmann::json request_message(std::int64_t id, const std::string& method, nlohmann::json params);
 
 // The first `n` characters of `text`, for messages that quote what an agent sent.
 std::string excerpt(std::string_view text, std::size_t n = 80);

@@ -44,7 +44,8 @@ struct Unreachable : std::runtime_error {
 
 // Sends `request` (an object; its "id" is the link's to set) to the host through the home's link
 // (started when none runs: `team_binary` is this program) and returns the
-// reply line as JSON ({"doc", "exit", "error", "code"}, or {"hello": …}, {"pong": …}). Throws
+// reply line as JSON ({"doc", "exit", "answer", "error", "code"}, or {"hello": …}, {"pong": …};
+// "answer" true when the exit code is part of the answer, ops::Result::exit_is_answer). Throws
 // Unreachable when no reply comes within `timeout`, or the host cannot be reached; a refusal by
 // the far side (another version, another schema, a wrong store) is a reply with "error".
 nlohmann::json call(const std::filesystem::path& home, const LinkTarget& target,

@@ -94,7 +94,7 @@ Answer run(const OperationCall& call, bool reuse_core) {
     } catch (const std::exception& e) {
         r = ops::error_result(*call.op, call.values, failed(e.what()));
     }
-    Answer a{status_of(r.exit_code, r.error.has_value()), dump(r.doc)};
+    Answer a{status_of(r.exit_code, r.is_error()), dump(r.doc)};
     a.after_send = std::move(r.after_reply);
     return a;
 }

@@ -191,13 +191,13 @@ nlohmann::json request_values(const ops::Operation& op, const Match& match,
 }
 
 int status_of(int exit_code, bool error) {
-    if (exit_code == 0) return 200;
-    // The exit code of an error's kind (base/error.hpp) has that kind's status; 1 only as an
-    // error: a command's own exit code (run) is a result, not an error of the request.
+    // Whether it is an error is the core's rule (ops::Result::is_error): a command's own exit
+    // code (run) or a turn's stop reason is an answer, whatever its number.
+    if (!error) return 200;
     for (const auto& kind : kErrorKinds) {
-        if (kind.exit == exit_code && (error || kind.code != ErrorCode::failed)) return kind.http;
+        if (kind.exit == exit_code) return kind.http;
     }
-    return error ? http_status(ErrorCode::failed) : 200;
+    return http_status(ErrorCode::failed);
 }
 
 }  // namespace team::http

@@ -64,8 +64,9 @@ nlohmann::json request_values(const ops::Operation& op, const Match& match,
                               const std::vector<std::pair<std::string, std::string>>& query,
                               std::string_view body, std::optional<std::string>& team);
 
-// The HTTP status of an operation's result: 200, or for an error code 400 (usage), 404
-// (not_found), 409 (refused), 500 (failed), 504 (timeout).
+// The HTTP status of an operation's result: 200 for an answer (`error` false: ops::Result::
+// is_error, whatever the exit code), else its error kind's (base/error.hpp: 400 usage, 404
+// not_found, 409 refused, 500 failed, 502 unconfirmed, 504 timeout), 500 for another code.
 int status_of(int exit_code, bool error);
 
 }  // namespace team::http

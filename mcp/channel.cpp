@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "base/cancel.hpp"
-#include "mcp/jsonrpc.hpp"
+#include "jsonrpc/codec.hpp"
 #include "ops/changes.hpp"
 #include "ops/operation.hpp"
 
@@ -139,7 +139,8 @@ nlohmann::json InboxPush::notification_for(const nlohmann::json& m) {
             "\n(A shutdown request: answer it with the tool shutdown_respond, action "
             "approve then confirm, or reject with a reason.)";
     }
-    return notification("notifications/claude/channel", {{"content", content}, {"meta", meta}});
+    return jsonrpc::notification("notifications/claude/channel",
+                                 {{"content", content}, {"meta", meta}});
 }
 
 }  // namespace team::mcp

@@ -14,14 +14,26 @@
 #include "base/cancel.hpp"
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "jsonrpc/codec.hpp"
 #include "mcp/channel.hpp"
-#include "mcp/jsonrpc.hpp"
 #include "mcp/schema.hpp"
 #include "mcp/tools.hpp"
 #include "ops/operation.hpp"
 #include "ops/workers.hpp"
 
 namespace team::mcp {
+
+using jsonrpc::error_response;
+using jsonrpc::frame;
+using jsonrpc::internal_error;
+using jsonrpc::invalid_params;
+using jsonrpc::invalid_request;
+using jsonrpc::Message;
+using jsonrpc::method_not_found;
+using jsonrpc::notification;
+using jsonrpc::parse_line;
+using jsonrpc::Refusal;
+using jsonrpc::result_response;
 
 namespace {
 
@@ -172,7 +184,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
                    {"text",
                     content.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}}}},
                 {"structuredContent", content},
-                {"isError", !r.ok()}};
+                {"isError", r.is_error()}};
             write(result_response(f->id, std::move(result)));
         }
         // Once the reply is written (or will never be): a confirm from inside the agent's tree

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,8 @@ inline constexpr const char* kProtocolVersions[] = {"2025-11-25", "2025-06-18"};
 // From this revision on, arguments that do not fit a tool's schema are a tool result with
 // isError (SEP-1303), not JSON-RPC -32602.
 inline constexpr std::string_view kSep1303Revision = "2025-11-25";
+// The longest line this server reads (SPEC 12): a longer one is refused and skipped.
+inline constexpr std::size_t kMaxLine = 2 * 1024 * 1024;
 
 struct ServerOptions {
     ops::Identity identity;  // the caller, fixed at start (SPEC 1.5); a call may name its team

@@ -133,7 +133,18 @@ Result prompt_acp_agent(Request& r, const AgentRecord& agent, const std::string&
         doc["code"] = "timeout";
         return Result(doc, 124);
     }
-    return Result(doc, wait ? stop_reason_exit_code(turn) : 0);
+    if (!wait) return Result(doc);
+    // The turn ended: with a stop reason, whichever (SPEC 15: --wait returns it), the prompt was
+    // answered, its exit code saying the reason; without one (the connection ended, the agent
+    // answered an error) the turn failed, and so did the request.
+    Result out(doc, stop_reason_exit_code(turn));
+    if (turn.state == "failed") {
+        out.doc["success"] = false;
+        out.doc["code"] = code_name(ErrorCode::failed);
+    } else {
+        out.exit_is_answer = true;
+    }
+    return out;
 }
 
 Result prompt_agent(Request& r) {

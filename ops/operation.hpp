@@ -121,7 +121,9 @@ class Args {
 
 // What an operation hands back: its result document (SPEC's shape) and the exit code it stands
 // for. A refusal or failure that an operation reports in its own shape (kill-agent, shell kill)
-// is a result too, with `error` set.
+// is a result too, with `error` set. Whether the request failed is decided here, once, for every
+// face (is_error): the command line exits with the code, MCP sets isError, HTTP answers the
+// error's status, all from the same answer.
 struct Result {
     Result() = default;
     Result(nlohmann::json document, int code = 0) : doc(std::move(document)), exit_code(code) {}
@@ -138,7 +140,16 @@ struct Result {
     // the agent) has answered before its tree is signalled. A face that cannot answer runs it
     // all the same; one that never runs it delays that end by team/agent_end.hpp's kReplyWindow.
     std::function<void()> after_reply;
+    // The exit code is part of the answer, not a failure of the request: the exit status of
+    // the command an operation ran (run, session exec) or a waited turn's stop reason (prompt
+    // --wait: 130 cancelled, 5 refusal, max_tokens…). The command line exits with it all the
+    // same; MCP answers it without isError and HTTP with 200. A wait that ran out or a turn that
+    // failed is never an answer of this kind.
+    bool exit_is_answer = false;
     bool ok() const { return exit_code == 0; }
+    // The request failed (SPEC 1.4's errors, or the verb's own shape with success false): MCP's
+    // isError, an error status over HTTP, the exit code of its kind on the command line.
+    bool is_error() const { return exit_code != 0 && !exit_is_answer; }
 };
 
 // What a waiting operation reports as it goes (teardown: each agent's end as it is known); the

@@ -100,6 +100,7 @@ std::optional<Result> run_on_host(Core& core, const Operation& op, const Args& a
         throw failed(std::string(e.what()) + " (nothing was done there)");
     }
     Result result(reply.value("doc", nlohmann::json::object()), reply.value("exit", 0));
+    result.exit_is_answer = reply.value("answer", false);
     if (reply.contains("error") && reply["error"].is_string()) {
         result.error =
             Error(code_from_name(reply.value("code", "failed")), reply["error"].get<std::string>());
@@ -175,6 +176,7 @@ class Channel {
             cores.after(identity, result);
             reply["doc"] = result.doc;
             reply["exit"] = result.exit_code;
+            if (result.exit_is_answer) reply["answer"] = true;
             if (result.error) {
                 reply["error"] = result.error->what();
                 reply["code"] = code_name(result.error->code());

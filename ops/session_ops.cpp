@@ -66,6 +66,7 @@ Result exec_in_session(Request& r) {
                 {"stateKept", result.state_kept},
                 {"warnings", result.warnings}},
                result.exit_code());
+    out.exit_is_answer = !result.timed_out;  // the command's own exit status
     out.view = {{"timeout", a.string("timeout")}};
     return out;
 }

@@ -149,6 +149,7 @@ Result run_command(Request& r) {
                 {"output", result.output},
                 {"truncated", result.truncated}},
                result.exit_code());
+    out.exit_is_answer = !result.timed_out;  // the command's own exit status
     out.view = {{"timeout", a.string("timeout")}};
     return out;
 }

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-DIRS = ["acp", "base", "bench", "cli", "git", "http", "mcp", "ops", "proc", "sessions", "shells",
+DIRS = ["acp", "base", "bench", "cli", "git", "http", "jsonrpc", "mcp", "ops", "proc", "sessions", "shells",
         "state", "tasks", "team", "tmux", "tests/unit", "tests/support", "tests/e2e", "tests/proof"]
 
 # Standard headers and the names one of which a file that includes them uses.

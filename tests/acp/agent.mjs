@@ -24,6 +24,8 @@
 //   unknown-update        an update of an unknown kind, and a chunk with unknown fields and _meta
 //   sleep MS              waits
 //   stop REASON           the turn's stop reason (end_turn when absent)
+//   fail TEXT             session/prompt answers error -32603 with TEXT: the turn fails, the
+//                         agent goes on
 // Flags: --auth (session/new wants `authenticate` first), --version N (answers protocol version
 // N), --ignore-eof (ignores the end of stdin and SIGTERM, and leaves a detached grandchild).
 // ACP_TEST_STAMP_FILE=PATH (for bench/acp.cpp; nothing is written without it): appends a line
@@ -201,6 +203,8 @@ async function runStep(ctx, session, sessionId, line) {
       return sleep(Number(rest[0]));
     case "stop":
       return rest[0];
+    case "fail":
+      throw acp.RequestError.internalError(undefined, restText);
     case "":
     case undefined:
       return;

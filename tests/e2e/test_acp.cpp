@@ -152,10 +152,24 @@ TEST_CASE("acp: spawn, the handshake, turns in order with their stop reasons, th
         return h.run({"logs", "a1", "--raw"}).out.find("— end_turn") != std::string::npos;
     }));
 
-    // A message to the agent is a turn too.
+    // A message to the agent is a turn too; so is a message of any other type, its data after
+    // its text (each line a step of the scripted agent's, which says the ones it does not know).
     h.ok({"send", "a1", "hello there"});
     h.wait_said("a1", "unknown step [message");
-    CHECK(h.activity("acp_turn_ended").size() >= 5);
+    h.ok({"send", "a1", "task 7 is yours", "--type", "task_notice", "--data", R"({"task":7})"});
+    h.wait_said("a1", "unknown step [task_notice");
+    h.wait_said("a1", "unknown step [data]");
+    auto turns =
+        h.rows({"SELECT source, text FROM acp_turns WHERE source LIKE 'message %' "
+                "ORDER BY id"});
+    CHECK_THAT(turns, Catch::Contains("[message from leader] hello there"));
+    CHECK_THAT(turns, Catch::Contains("[task_notice from leader] task 7 is yours\n[data] "
+                                      "{\"task\":7}"));
+    // Each was marked read as it became a turn: none is left unread, none dropped.
+    CHECK(h.ok({"inbox", "--agent", "a1", "--unread"}).empty());
+    CHECK(h.ok({"inbox", "--agent", "a1"}).size() == 2);
+    // The turn's end is stored after its transcript: waited for, not read at once.
+    CHECK(eventually([&] { return h.activity("acp_turn_ended").size() >= 6; }));
     h.ok({"kill-agent", "a1", "--force"});
     h.check_nothing_left();
 }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,7 +121,154 @@ Json stop_of(const Json& records, std::int64_t turn) {
     return nullptr;
 }
 
+// `team mcp` as the leader, one tools/call of agent_prompt with `arguments`, started: its input
+// stays open until the answer is out in `out` (an input that closes ends a waiting call).
+team::test::Child start_mcp_prompt(const AcpHttpHome& h, const Json& arguments,
+                                   const fs::path& out) {
+    Json init = {{"jsonrpc", "2.0"},
+                 {"id", 1},
+                 {"method", "initialize"},
+                 {"params",
+                  {{"protocolVersion", "2025-06-18"},
+                   {"capabilities", Json::object()},
+                   {"clientInfo", {{"name", "faces"}, {"version", "1"}}}}}};
+    Json call = {{"jsonrpc", "2.0"},
+                 {"id", 2},
+                 {"method", "tools/call"},
+                 {"params", {{"name", "agent_prompt"}, {"arguments", arguments}}}};
+    std::string script =
+        R"({ printf '%s\n' "$MCP_INIT" "$MCP_CALL"; )"
+        R"(until grep -qs '"id":2' "$MCP_OUT"; do sleep 0.02; done; } | "$TEAM_BIN" mcp > "$MCP_OUT")";
+    return team::test::Child({"/bin/sh", "-c", script},
+                             h.env.environment(h.extra({{"TEAM_BIN", team::test::team_binary()},
+                                                        {"MCP_INIT", init.dump()},
+                                                        {"MCP_CALL", call.dump()},
+                                                        {"MCP_OUT", out.string()}})));
+}
+
+// Its answer: the tools/call's result.
+Json finish_mcp_prompt(team::test::Child& mcp, const fs::path& out) {
+    auto r = mcp.wait();
+    INFO("mcp: exit " << r.exit_code << " stderr " << r.err);
+    CHECK(r.exit_code == 0);
+    for (const auto& line : team::test::lines_of(team::test::slurp(out))) {
+        auto message = Json::parse(line);
+        if (message.value("id", Json()) == 2) return message.value("result", Json());
+    }
+    FAIL("no answer to the call in " << out);
+    return nullptr;
+}
+
+// The fields of a waited turn's document that each face must give alike.
+void check_fields(const Json& doc, const Json& fields) {
+    INFO("document: " << doc.dump());
+    for (const auto& [key, value] : fields.items()) CHECK(doc.value(key, Json()) == value);
+}
+
 }  // namespace
+
+TEST_CASE(
+    "acp: the three faces agree on a waited turn's end, a stop reason an answer and a failed "
+    "turn or a wait that ran out an error",
+    "[acp]") {
+    if (!acp_peer_ready()) return;
+    AcpHttpHome h("acp-faces");
+    h.spawn_acp("a1");
+    Serve s(h);
+    int mcp_calls = 0;
+    auto mcp_out = [&] { return h.env.dir() / ("mcp-" + std::to_string(++mcp_calls)); };
+
+    struct Case {
+        std::string text, timeout;
+        Json fields;
+        int exit, status;  // the command line's exit code, the HTTP status
+    };
+    const Json answered = {{"success", true}, {"state", "done"}};
+    auto with = [](Json fields, const Json& more) {
+        fields.update(more);
+        return fields;
+    };
+    const std::vector<Case> cases = {
+        {"say x", "60s", with(answered, {{"stopReason", "end_turn"}}), 0, 200},
+        {"stop refusal", "60s", with(answered, {{"stopReason", "refusal"}}), 5, 200},
+        {"stop max_tokens", "60s", with(answered, {{"stopReason", "max_tokens"}}), 5, 200},
+        {"fail scripted failure",
+         "60s",
+         {{"success", false}, {"state", "failed"}, {"stopReason", nullptr}, {"code", "failed"}},
+         1,
+         500},
+    };
+    for (const auto& c : cases) {
+        INFO("prompt: " << c.text);
+        auto cli = h.json_run({"prompt", "a1", c.text, "--wait", "--timeout", c.timeout});
+        INFO("command line: " << cli.exit_code << " " << cli.out << cli.err);
+        CHECK(cli.exit_code == c.exit);
+        check_fields(cli.json(), c.fields);
+
+        auto out = mcp_out();
+        auto mcp = start_mcp_prompt(h, {{"name", "a1"}, {"text", c.text}, {"wait", true}}, out);
+        auto tool = finish_mcp_prompt(mcp, out);
+        CHECK(tool["isError"] == (c.status != 200));
+        check_fields(tool["structuredContent"], c.fields);
+
+        auto http = expect(s.post(path(h, "/agents/a1/prompt"),
+                                  {{"text", c.text}, {"wait", true}, {"timeout", c.timeout}}),
+                           c.status);
+        check_fields(http, c.fields);
+    }
+    CHECK_THAT(h.rows({"SELECT error FROM acp_turns WHERE state = 'failed'"}),
+               Catch::Contains("scripted failure"));
+
+    // Cancelled while each face waits: an answer, `cancelled`, exit 130.
+    const Json cancelled = with(answered, {{"stopReason", "cancelled"}});
+    auto cancel_when_said = [&](const std::string& words) {
+        records_when(s, h, [&](const Json& rs) { return said(rs, words); });
+        CHECK(h.cli({"cancel", "a1"})["cancelled"] == true);
+    };
+    auto waiting = h.env.start(
+        {"--json", "prompt", "a1", "say waiting-cli\nwait-cancel", "--wait", "--timeout", "60s"},
+        h.extra());
+    cancel_when_said("waiting-cli");
+    auto cli = waiting.wait();
+    CHECK(cli.exit_code == 130);
+    check_fields(cli.json(), cancelled);
+
+    auto out = mcp_out();
+    auto mcp = start_mcp_prompt(
+        h, {{"name", "a1"}, {"text", "say waiting-mcp\nwait-cancel"}, {"wait", true}}, out);
+    cancel_when_said("waiting-mcp");
+    auto tool = finish_mcp_prompt(mcp, out);
+    CHECK(tool["isError"] == false);
+    check_fields(tool["structuredContent"], cancelled);
+
+    auto http = std::async(std::launch::async, [&] {
+        return s.post(
+            path(h, "/agents/a1/prompt"),
+            {{"text", "say waiting-http\nwait-cancel"}, {"wait", true}, {"timeout", "60s"}});
+    });
+    cancel_when_said("waiting-http");
+    check_fields(expect(http.get(), 200), cancelled);
+
+    // A wait that runs out is an error on each face: 124, isError, 504.
+    const Json late = {{"success", false}, {"code", "timeout"}};
+    auto slow = h.json_run({"prompt", "a1", "sleep 1000", "--wait", "--timeout", "100ms"});
+    CHECK(slow.exit_code == 124);
+    check_fields(slow.json(), late);
+    auto out_late = mcp_out();
+    auto mcp_late = start_mcp_prompt(
+        h, {{"name", "a1"}, {"text", "sleep 1000"}, {"wait", true}, {"timeoutMs", 100}}, out_late);
+    tool = finish_mcp_prompt(mcp_late, out_late);
+    CHECK(tool["isError"] == true);
+    check_fields(tool["structuredContent"], late);
+    check_fields(expect(s.post(path(h, "/agents/a1/prompt"),
+                               {{"text", "sleep 1000"}, {"wait", true}, {"timeout", "100ms"}}),
+                        504, "timeout"),
+                 late);
+
+    expect(s.post(path(h, "/agents/a1/kill"), {{"force", true}}), 200);
+    s.stop();
+    h.check_nothing_left();
+}
 
 TEST_CASE(
     "acp over http: a prompt, its permission request listed and answered by option, bad "

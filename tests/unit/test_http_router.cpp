@@ -84,10 +84,15 @@ TEST_CASE("statuses of results", "[http]") {
     CHECK(status_of(3, true) == 404);
     CHECK(status_of(4, true) == 409);
     CHECK(status_of(1, true) == 500);
-    CHECK(status_of(124, false) == 504);
-    CHECK(status_of(6, true) == 502);   // unconfirmed: the host did not answer
-    CHECK(status_of(7, false) == 200);  // team run's command exit code is its result
+    CHECK(status_of(124, true) == 504);
+    CHECK(status_of(6, true) == 502);  // unconfirmed: the host did not answer
+    CHECK(status_of(7, true) == 500);  // an error of no kind
+    // An answer whose exit code is part of it (ops::Result::is_error false): team run's
+    // command's exit code, a waited turn's stop reason; whatever the number.
+    CHECK(status_of(7, false) == 200);
     CHECK(status_of(1, false) == 200);
+    CHECK(status_of(124, false) == 200);
+    CHECK(status_of(130, false) == 200);
     // Every kind of error has its own status, from base/error.hpp's one table.
     for (const auto& kind : team::kErrorKinds) CHECK(status_of(kind.exit, true) == kind.http);
 }

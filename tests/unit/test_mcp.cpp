@@ -12,8 +12,8 @@
 #include <thread>
 #include <tuple>
 
+#include "jsonrpc/codec.hpp"
 #include "mcp/channel.hpp"
-#include "mcp/jsonrpc.hpp"
 #include "mcp/schema.hpp"
 #include "mcp/server.hpp"
 #include "mcp/tools.hpp"
@@ -21,6 +21,7 @@
 
 using namespace team;
 using namespace team::mcp;
+using namespace team::jsonrpc;
 using Json = nlohmann::json;
 
 namespace {
@@ -103,12 +104,12 @@ TEST_CASE("mcp: JSON that is not a request is -32600, with its id when it has on
 
 TEST_CASE("mcp: requests, notifications and replies are told apart", "[mcp]") {
     auto request = parse_line(R"({"jsonrpc":"2.0","id":"a","method":"tools/list"})");
-    REQUIRE(std::holds_alternative<mcp::Message>(request));
-    CHECK(std::get<mcp::Message>(request).is_request());
-    CHECK(*std::get<mcp::Message>(request).id == "a");
+    REQUIRE(std::holds_alternative<jsonrpc::Message>(request));
+    CHECK(std::get<jsonrpc::Message>(request).is_request());
+    CHECK(*std::get<jsonrpc::Message>(request).id == "a");
     auto note = parse_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
-    REQUIRE(std::holds_alternative<mcp::Message>(note));
-    CHECK_FALSE(std::get<mcp::Message>(note).is_request());
+    REQUIRE(std::holds_alternative<jsonrpc::Message>(note));
+    CHECK_FALSE(std::get<jsonrpc::Message>(note).is_request());
     CHECK(std::holds_alternative<Reply>(parse_line(R"({"jsonrpc":"2.0","id":1,"result":{}})")));
 }
 

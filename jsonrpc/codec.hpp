@@ -1,27 +1,28 @@
-// JSON-RPC 2.0 as MCP's stdio transport carries it: one message per line, UTF-8, no batches
-// (removed in protocol revision 2025-06-18). This file knows nothing of tools or of the core: it
-// reads a line into a message, or into the error response the line deserves, and makes replies.
+// JSON-RPC 2.0 as our two stdio protocols carry it, one message per line, UTF-8, no batches:
+// MCP's server (mcp/, SPEC 12) and ACP's client (acp/, SPEC 15) both sit on this room, and it
+// knows nothing of either (nor of the core): it reads a line into a request or notification, or
+// into the error response the line deserves, and makes requests, replies, notifications and
+// their lines. What a protocol adds (MCP's 2 MiB line, ACP's own error codes and its reading of
+// the agent's replies) stays in that protocol's room.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 
-namespace team::mcp {
+namespace team::jsonrpc {
 
-// JSON-RPC's error codes (and the one MCP adds for arguments that do not fit a tool).
-enum RpcCode : int {
+// JSON-RPC's own error codes.
+enum Code : int {
     parse_error = -32700,       // not JSON
     invalid_request = -32600,   // JSON, but not a request (no jsonrpc "2.0", no method, a batch)
-    method_not_found = -32601,  // a method this server does not serve
-    invalid_params = -32602,    // an unknown tool, or arguments that do not fit its schema
+    method_not_found = -32601,  // a method the receiver does not serve
+    invalid_params = -32602,    // params that do not fit the method (MCP: an unknown tool too)
     internal_error = -32603,
 };
-
-// The longest line this server reads (SPEC 12): a longer one is refused and skipped.
-inline constexpr std::size_t kMaxLine = 2 * 1024 * 1024;
 
 // A request (it has an id and wants a reply) or a notification (no id).
 struct Message {
@@ -31,7 +32,7 @@ struct Message {
     bool is_request() const { return id.has_value(); }
 };
 
-// A reply that the client sent us (we send no requests, so these are ignored).
+// A reply (a result or an error, no method): the MCP server sends no requests and ignores them.
 struct Reply {};
 
 // A line that is not a message: the error response to send for it (its id null, or the
@@ -40,9 +41,11 @@ struct Refusal {
     nlohmann::json response;
 };
 
-// Reads one line (without its newline). Empty lines are not given here.
+// Reads one line (without its newline) as a server does. Empty lines are not given here.
 std::variant<Message, Reply, Refusal> parse_line(std::string_view line);
 
+// {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+nlohmann::json request(std::int64_t id, const std::string& method, nlohmann::json params);
 // {"jsonrpc": "2.0", "id": id, "result": result}
 nlohmann::json result_response(const nlohmann::json& id, nlohmann::json result);
 // {"jsonrpc": "2.0", "id": id, "error": {"code", "message"[, "data"]}}
@@ -51,8 +54,8 @@ nlohmann::json error_response(const nlohmann::json& id, int code, const std::str
 // {"jsonrpc": "2.0", "method": method, "params": params}
 nlohmann::json notification(const std::string& method, nlohmann::json params);
 
-// One message as a line: compact JSON, no newline inside (JSON escapes them), ASCII-safe
-// replacement of invalid UTF-8 so a bad byte in a pane's output cannot break the framing.
+// One message as a line, its newline included: compact JSON, no newline inside (JSON escapes
+// them), invalid UTF-8 replaced so a bad byte in a pane's output cannot break the framing.
 std::string frame(const nlohmann::json& message);
 
-}  // namespace team::mcp
+}  // namespace team::jsonrpc

@@ -1,6 +1,6 @@
-#include "mcp/jsonrpc.hpp"
+#include "jsonrpc/codec.hpp"
 
-namespace team::mcp {
+namespace team::jsonrpc {
 
 namespace {
 
@@ -50,6 +50,10 @@ std::variant<Message, Reply, Refusal> parse_line(std::string_view line) {
     return m;
 }
 
+nlohmann::json request(std::int64_t id, const std::string& method, nlohmann::json params) {
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
 nlohmann::json result_response(const nlohmann::json& id, nlohmann::json result) {
     return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
 }
@@ -69,4 +73,4 @@ std::string frame(const nlohmann::json& message) {
     return message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace team::mcp
+}  // namespace team::jsonrpc

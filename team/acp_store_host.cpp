@@ -1,0 +1,208 @@
+// The ACP client's Host over the store (team/acp_store_host.hpp).
+#include "team/acp_store_host.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "state/acp_rows.hpp"
+#include "state/activity.hpp"
+#include "state/members.hpp"
+#include "team/messages.hpp"
+
+namespace team {
+
+using nlohmann::json;
+
+namespace {
+
+json option_json(const acp::PermissionOption& o) {
+    return {{"optionId", o.id}, {"name", o.name}, {"kind", o.kind}};
+}
+
+json tool_call_json(const acp::ToolCallPatch& t) {
+    auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+    return {{"toolCallId", t.id},      {"title", opt(t.title)},        {"kind", opt(t.kind)},
+            {"status", opt(t.status)}, {"rawInput", opt(t.raw_input)}, {"content", opt(t.content)}};
+}
+
+}  // namespace
+
+StoreHost::StoreHost(Store& store, const TeamRecord& team, const AgentRecord& agent)
+    : store_(store),
+      team_(team),
+      agent_(agent),
+      terminals_(store.home(), team.id, agent.id_string(), agent.cwd.value_or("/")),
+      wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      writer_(store, store_mutex_, team.id, agent.id, agent.id_string()) {}
+
+StoreHost::~StoreHost() {
+    writer_.stop();
+    if (wake_ >= 0) ::close(wake_);
+}
+
+void StoreHost::attach(acp::Client& client) {
+    writer_.start(client);
+}
+
+bool StoreHost::ended() const {
+    std::lock_guard lock(mutex_);
+    return ended_;
+}
+
+std::string StoreHost::end_reason() const {
+    std::lock_guard lock(mutex_);
+    return end_reason_;
+}
+
+void StoreHost::prompt(acp::Client& client, const std::string& text, std::int64_t row) {
+    std::lock_guard prompting(prompt_mutex_);
+    int number = client.prompt(text);
+    std::lock_guard lock(mutex_);
+    turn_rows_[number] = row;
+}
+
+void StoreHost::permission_requested(const acp::PermissionRequest& request) {
+    json options = json::array();
+    for (const auto& o : request.options) options.push_back(option_json(o));
+    json tool = tool_call_json(request.tool_call);
+    std::string title = request.tool_call.title.value_or(request.tool_call.id);
+    with_store([&] {
+        store_.write([&] {
+            AcpPermissionRow row;
+            row.team_id = team_.id;
+            row.agent_id = agent_.id;
+            row.number = request.number;
+            row.tool_call = tool;
+            row.options = options;
+            row.created_at = clock_.now();
+            std::int64_t id = insert_acp_permission(store_, row);
+            if (auto leader = find_leader(store_, team_.id)) {
+                post_message(store_.db(), team_, agent_.name, *leader, "permission_request",
+                             agent_.name + " asks permission: " + title +
+                                 " (team permission allow|deny " + std::to_string(id) + ")",
+                             {{"permission", id},
+                              {"agent", agent_.name},
+                              {"toolCall", tool},
+                              {"options", options}},
+                             row.created_at);
+            }
+            append_activity(
+                store_.db(), team_.id, row.created_at, agent_.id_string(), "permission_requested",
+                {{"agentId", agent_.id_string()}, {"permission", id}, {"title", title}});
+        });
+    });
+    note("? permission asked: " + title + " (team permission list)");
+}
+
+void StoreHost::permission_closed(std::int64_t number, const std::string& how) {
+    with_store([&] {
+        store_.write([&] {
+            auto row = acp_permission_by_number(store_, agent_.id, number);
+            if (!row) return;
+            std::string state = how == "cancelled" ? "cancelled"
+                                : how == "expired" ? "expired"
+                                                   : "answered";
+            std::optional<std::string> answer;
+            if (state == "answered") answer = how;
+            close_acp_permission(store_, row->id, state, answer, clock_.now());
+            append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
+                            state == "answered" ? "permission_answered" : "permission_closed",
+                            {{"agentId", agent_.id_string()},
+                             {"permission", row->id},
+                             {"answer", how},
+                             {"by", row->answered_by ? json(*row->answered_by) : json(nullptr)}});
+        });
+    });
+}
+
+void StoreHost::turn_started(int number) {
+    auto row = turn_row(number);
+    if (!row) return;
+    with_store([&] {
+        store_.write([&] {
+            set_acp_turn_running(store_, *row);
+            append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
+                            "acp_turn_started", {{"agentId", agent_.id_string()}, {"turn", *row}});
+        });
+    });
+    writer_.dirty();
+}
+
+void StoreHost::turn_ended(int number, const acp::TurnResult& result) {
+    auto row = turn_row(number);
+    // The transcript first, its stop entry included: whoever sees the turn ended (prompt
+    // --wait) then reads all of it.
+    writer_.flush();
+    if (!row) return;
+    std::optional<std::string> reason, error;
+    if (result.ok())
+        reason = result.stop_reason;
+    else
+        error = result.error;
+    with_store([&] {
+        store_.write([&] {
+            end_acp_turn(store_, *row, reason, error, clock_.now());
+            append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
+                            "acp_turn_ended",
+                            {{"agentId", agent_.id_string()},
+                             {"turn", *row},
+                             {"stopReason", reason ? json(*reason) : json(nullptr)},
+                             {"error", error ? json(*error) : json(nullptr)}});
+        });
+    });
+}
+
+void StoreHost::activity(const std::string& what) {
+    with_store([&] {
+        store_.write([&] {
+            append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(), "acp_activity",
+                            {{"agentId", agent_.id_string()}, {"what", what}});
+        });
+    });
+    note("· " + what);
+}
+
+void StoreHost::needs_auth(const std::vector<acp::AuthMethod>& methods) {
+    json list = json::array();
+    std::string names;
+    for (const auto& m : methods) {
+        list.push_back({{"id", m.id}, {"name", m.name}, {"description", m.description}});
+        names += (names.empty() ? "" : ", ") + m.id;
+    }
+    with_store([&] {
+        store_.write([&] {
+            set_acp_session_state(store_, agent_.id, "needs_auth", std::nullopt, nullptr, list);
+            if (auto leader = find_leader(store_, team_.id)) {
+                post_message(store_.db(), team_, agent_.name, *leader, "acp_needs_auth",
+                             agent_.name + " needs authentication before a session (" +
+                                 (names.empty() ? "no method offered" : names) + ")",
+                             {{"agent", agent_.name}, {"methods", list}}, clock_.now());
+            }
+            append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
+                            "acp_needs_auth", {{"agentId", agent_.id_string()}, {"methods", list}});
+        });
+    });
+    note("! the agent needs authentication: " + names);
+}
+
+void StoreHost::ended(const std::string& reason) {
+    {
+        std::lock_guard lock(mutex_);
+        ended_ = true;
+        end_reason_ = reason;
+    }
+    std::uint64_t one = 1;
+    (void)!::write(wake_, &one, sizeof one);
+}
+
+std::optional<std::int64_t> StoreHost::turn_row(int number) {
+    std::lock_guard prompting(prompt_mutex_);
+    std::lock_guard lock(mutex_);
+    auto it = turn_rows_.find(number);
+    if (it == turn_rows_.end()) return std::nullopt;
+    return it->second;
+}
+
+}  // namespace team
