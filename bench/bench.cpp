@@ -435,7 +435,7 @@ Result time_figure(const Figure& f, const Options& opt, FigureHome& home,
                    std::vector<double>* baseline) {
     Result r;
     r.name = f.name;
-    r.goal_ms = f.unit.empty() ? f.goal_ms : 0;
+    r.goal_ms = f.goal_ms;  // in the figure's unit
     r.unit = f.unit;
     r.error = home.error;
     if (!r.error.empty()) return r;
@@ -586,10 +586,12 @@ void print_table(const Result& base, const std::vector<Result>& results) {
                                                       : "OVER";
         // A figure in another unit (MiB) has it in its name, and no ratio to a time.
         std::string name = r.unit.empty() ? r.name : r.name + " (" + r.unit + ", not ms)";
-        std::printf(line, name.c_str(), fmt("%.3f", r.median).c_str(), fmt("%.3f", r.p90).c_str(),
-                    fmt("%.3f", r.p99).c_str(),
-                    r.unit.empty() ? fmt("%.1fx", r.median / base.median).c_str() : "-",
-                    no_goal ? "" : fmt("%g ms", r.goal_ms).c_str(), verdict.c_str());
+        std::printf(
+            line, name.c_str(), fmt("%.3f", r.median).c_str(), fmt("%.3f", r.p90).c_str(),
+            fmt("%.3f", r.p99).c_str(),
+            r.unit.empty() ? fmt("%.1fx", r.median / base.median).c_str() : "-",
+            no_goal ? "" : (fmt("%g ", r.goal_ms) + (r.unit.empty() ? "ms" : r.unit)).c_str(),
+            verdict.c_str());
     };
     row(base, true);
     for (const auto& r : results) row(r, false);

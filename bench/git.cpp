@@ -2,10 +2,13 @@
 // a snapshot of uncommitted work, the merge check of a branch, a worktree's status. These time
 // the library's calls in this process (each runs git processes through the real runner); the
 // last two time whole `team` processes: spawn --worktree, and team agents of 32 worktree agents.
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bench/harness.hpp"
 #include "git/repo_lock.hpp"
@@ -31,7 +34,9 @@ struct GitHome {
     fs::path dirty;  // a worktree with 100 modified, 50 staged and 100 untracked files
     int added = 0;
     int spawned = 0;
-    bool many = false;  // the 32 agents of "team agents" are spawned
+    bool many = false;    // the 32 agents of "team agents" are spawned
+    bool look16 = false;  // the 16 agents of the ratio row are spawned, each with an edit
+    std::vector<double> look_ms, status_ms;  // the ratio row's two times, sample by sample
 };
 
 void write(const fs::path& p, const std::string& text) {
@@ -190,7 +195,60 @@ std::vector<Figure> git_figures(const std::string&) {
             return time_run(env, {env.team, "--team", "bench", "agents"});
         },
         30));
-    list.back().teardown = kill_tmux_server;
+    // Goal: 3x. Issue 38's look: `team agents` of a team of 16 live worktree agents on the
+    // 10k-file repository (each with an edit of its own, so every state says something), against
+    // one `git status` of one of those worktrees, timed in turn within each sample; the sample
+    // is the ratio of the two. Each agent's watcher keeps its worktree's state in the store
+    // (team/worktree_watch.hpp), so the look is one read of it, not 16 runs of git. With a
+    // `team` from before the watchers (--team), the same row times its git look.
+    list.push_back(git_figure(
+        "team agents of 16 worktree agents / one git status, 10k files", 3.0,
+        [](Env& env) {
+            GitHome& h = held(env);
+            const std::string team = "look16";
+            fs::path first = fs::path(env.home) / "worktrees" / team / "g0";
+            if (!h.look16) {
+                run_checked(env,
+                            {env.team, "create", team, "--repo", h.repo.main_checkout.string()});
+                for (int i = 0; i < 16; ++i) {
+                    run_checked(env, {env.team, "--team", team, "spawn", "g" + std::to_string(i),
+                                      "--worktree", "--", "sleep", "1000"});
+                    fs::path wt =
+                        fs::path(env.home) / "worktrees" / team / ("g" + std::to_string(i));
+                    write(wt / file_name(i * 613), "edited by g" + std::to_string(i) + "\n");
+                }
+                // Until every watcher has recorded its edit (a team from before has none: then
+                // its look asks git, and this waits no longer than its bound).
+                double until = now_ms() + 20'000;
+                while (now_ms() < until) {
+                    auto out = run_checked(env, {env.team, "--team", team, "--json", "agents"});
+                    size_t seen = 0;
+                    for (size_t at = 0;
+                         (at = out.find("\"source\":\"watcher\"", at)) != std::string::npos; ++at)
+                        ++seen;
+                    if (seen == 16 && out.find("\"modified\":0") == std::string::npos) break;
+                }
+                h.look16 = true;
+            }
+            double git_ms = time_run(env, {"git", "-C", first.string(), "status"});
+            double look_ms = time_run(env, {env.team, "--team", team, "agents"});
+            h.status_ms.push_back(git_ms);
+            h.look_ms.push_back(look_ms);
+            return look_ms / git_ms;
+        },
+        30));
+    list.back().unit = "x";
+    list.back().teardown = [](Env& env) {
+        // The two times behind the ratio, for the record.
+        GitHome& h = held(env);
+        auto median = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v.empty() ? 0.0 : v[v.size() / 2];
+        };
+        std::fprintf(stderr, "team agents of 16: median %.1f ms; one git status: median %.1f ms\n",
+                     median(h.look_ms), median(h.status_ms));
+        kill_tmux_server(env);
+    };
     return list;
 }
 

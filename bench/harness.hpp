@@ -38,8 +38,9 @@ struct Figure {
     // home: the first one's setup builds it, the last one's teardown ends it (for homes that
     // take long to build, such as the scale home).
     std::string shared_home = {};
-    // Empty: a time in ms. Otherwise the unit of a figure that is not a time (MiB of memory):
-    // its samples are in that unit, and it has no goal and no ratio to /bin/true.
+    // Empty: a time in ms. Otherwise the unit of a figure that is not a time (MiB of memory, a
+    // ratio): its samples and its goal, if it has one, are in that unit, and it has no ratio to
+    // /bin/true.
     std::string unit = {};
 };
 

@@ -177,6 +177,7 @@ const Command kCommands[] = {
     {"__supervise", add_supervise_command},
     {"__agent", add_supervise_command},  // declares the three hidden supervisors
     {"__acp", add_supervise_command},
+    {"__watch", add_supervise_command},
     {"__link", add_supervise_command},
     {"__keeper", add_supervise_command},
     {"__channel", add_supervise_command},
@@ -192,7 +193,8 @@ void add_commands(CLI::App& app, const char* only) {
     for (const auto& c : kCommands) {
         if (only ? std::strcmp(c.name, only) == 0
                  : std::strcmp(c.name, "__agent") != 0 && std::strcmp(c.name, "__acp") != 0 &&
-                       std::strcmp(c.name, "__link") != 0 && std::strcmp(c.name, "__keeper") != 0 &&
+                       std::strcmp(c.name, "__watch") != 0 && std::strcmp(c.name, "__link") != 0 &&
+                       std::strcmp(c.name, "__keeper") != 0 &&
                        std::strcmp(c.name, "__channel") != 0 &&
                        std::strcmp(c.name, "__complete") != 0) {
             c.add(app);

@@ -38,6 +38,15 @@ void add_supervise_command(CLI::App& app) {
     acp->group("");
     acp->add_option("ID", *acp_id)->required();
 
+    // team __watch --home DIR ID: the watcher of an agent's worktree, started by its pane
+    // supervisor (team/worktree_watch.hpp).
+    auto watch_id = std::make_shared<std::int64_t>(0);
+    auto* watch = add_command(app, "__watch", "", [watch_id](Context& ctx) {
+        return ops::watch_worktree(ctx, *watch_id);
+    });
+    watch->group("");
+    watch->add_option("ID", *watch_id)->required();
+
     // team __link --home DIR --ssh DEST --team-path PATH NAME: the home's link to a host
     // (hosts/link.hpp), started by the first command that needs it.
     struct LinkOptions {

@@ -6,6 +6,7 @@
 #include "shells/shells.hpp"
 #include "team/acp_host.hpp"
 #include "team/agents.hpp"
+#include "team/worktree_watch.hpp"
 
 namespace team::ops {
 
@@ -19,6 +20,10 @@ int supervise_agent(Core& core, std::int64_t agent_id) {
 
 int host_acp_agent(Core& core, std::int64_t agent_id) {
     return team::host_acp_agent(core.store(), agent_id);
+}
+
+int watch_worktree(Core& core, std::int64_t agent_id) {
+    return team::watch_worktree(core.store(), agent_id);
 }
 
 int run_link(Core& core, const std::string& name, const std::string& ssh,

@@ -22,6 +22,10 @@ int supervise_agent(Core& core, std::int64_t agent_id);
 // Hosts the ACP agent `agent_id` (team/acp_host.hpp), run by its pane supervisor.
 int host_acp_agent(Core& core, std::int64_t agent_id);
 
+// Watches the worktree of agent `agent_id` (team/worktree_watch.hpp), started by its pane
+// supervisor, while the agent lives.
+int watch_worktree(Core& core, std::int64_t agent_id);
+
 // The three processes of hosts (SPEC 16): `team __link NAME`, the home's link to host NAME
 // (hosts/link.hpp); `team __keeper`, the keeper of this home's lease when it is a host
 // (hosts/keeper.hpp); `team __channel`, the far end of a link, run by ssh (ops/remote.hpp).

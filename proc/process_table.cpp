@@ -115,6 +115,12 @@ std::string environ_of(pid_t pid) {
     return read_small(path);
 }
 
+std::string cmdline_of(pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/cmdline", static_cast<int>(pid));
+    return read_small(path);
+}
+
 bool environ_has(const std::string& env, const std::string& entry) {
     for (size_t start = 0; start < env.size();) {
         size_t end = env.find('\0', start);

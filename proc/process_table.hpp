@@ -42,5 +42,7 @@ bool environ_has(pid_t pid, const std::string& entry);
 bool environ_has(const std::string& environ, const std::string& entry);
 // The environment of `pid` as /proc has it (NUL-separated); empty when unreadable.
 std::string environ_of(pid_t pid);
+// The arguments of `pid` as /proc has them (NUL-separated); empty when unreadable.
+std::string cmdline_of(pid_t pid);
 
 }  // namespace team::proc

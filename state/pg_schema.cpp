@@ -294,7 +294,7 @@ struct PgMigration {
     int version;
     const char* sql;
 };
-constexpr std::array<PgMigration, 2> kPgMigrations{{
+constexpr std::array<PgMigration, 3> kPgMigrations{{
     // 11: the home each agent and shell lives in (state/schema.cpp's migration 11).
     {11, R"sql(
 ALTER TABLE agents ADD COLUMN home_id TEXT;
@@ -318,6 +318,12 @@ CREATE TABLE hosts (
     added_at    BIGINT NOT NULL
 );
 ALTER TABLE tasks ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
+)sql"},
+    // 13: each live worktree's recorded git state (state/schema.cpp's migration 13).
+    {13, R"sql(
+ALTER TABLE worktrees ADD COLUMN git_state TEXT;
+ALTER TABLE worktrees ADD COLUMN git_state_at BIGINT;
+ALTER TABLE worktrees ADD COLUMN git_conflicts TEXT;
 )sql"},
 }};
 

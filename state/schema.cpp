@@ -371,6 +371,16 @@ CREATE TABLE hosts (
 );
 ALTER TABLE tasks ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 13: each live worktree's git state as its agent's watcher (team/worktree_watch.hpp) last
+    // saw it, so that a look reads it instead of asking git: the state (JSON: counts,
+    // ahead/behind, merge check, the branch's head and changed files, the watcher's pid),
+    // when it was seen, and the conflicts with the other agents' branches (JSON), recomputed
+    // when a branch moves. NULL: no watcher has recorded one (a look asks git).
+    R"sql(
+ALTER TABLE worktrees ADD COLUMN git_state TEXT;
+ALTER TABLE worktrees ADD COLUMN git_state_at INTEGER;
+ALTER TABLE worktrees ADD COLUMN git_conflicts TEXT;
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -10,7 +10,15 @@ namespace {
 
 const char* const kColumns =
     "SELECT id, team_id, agent_id, agent, repo, path, branch, base, base_name, state, "
-    "created_at, snapshot_owed, snapshot, removed_at, trash_path FROM worktrees ";
+    "created_at, snapshot_owed, snapshot, removed_at, trash_path, git_state, git_state_at, "
+    "git_conflicts FROM worktrees ";
+
+// A JSON column; null when NULL or not JSON.
+nlohmann::json json_or_null(const Column& c) {
+    if (c.isNull()) return nullptr;
+    auto doc = nlohmann::json::parse(c.getString(), nullptr, false);
+    return doc.is_discarded() ? nlohmann::json(nullptr) : doc;
+}
 
 WorktreeRow read_row(Statement& s) {
     WorktreeRow w;
@@ -26,12 +34,13 @@ WorktreeRow read_row(Statement& s) {
     w.state = s.getColumn(9).getString();
     w.created_at = s.getColumn(10).getInt64();
     w.snapshot_owed = s.getColumn(11).getInt() != 0;
-    if (!s.getColumn(12).isNull()) {
-        w.snapshot = nlohmann::json::parse(s.getColumn(12).getString(), nullptr, false);
-        if (w.snapshot.is_discarded()) w.snapshot = nullptr;
-    }
+    w.snapshot = json_or_null(s.getColumn(12));
     w.removed_at = column_or_null<EpochMs>(s.getColumn(13));
     w.trash_path = column_or_null<std::string>(s.getColumn(14));
+    w.git_state = json_or_null(s.getColumn(15));
+    w.git_state_at = column_or_null<EpochMs>(s.getColumn(16));
+    w.git_conflicts = json_or_null(s.getColumn(17));
+    if (!w.git_conflicts.is_array()) w.git_conflicts = nlohmann::json::array();
     return w;
 }
 
@@ -154,6 +163,21 @@ void give_worktree(Store& store, std::int64_t id, std::int64_t agent_id, const s
     s.bind(1, agent_id);
     s.bind(2, agent);
     s.bind(3, id);
+    s.exec();
+}
+
+void record_git_state(Store& store, std::int64_t id, const nlohmann::json& state, EpochMs at) {
+    Statement s(store.db(), "UPDATE worktrees SET git_state = ?, git_state_at = ? WHERE id = ?");
+    s.bind(1, state.dump());
+    s.bind(2, at);
+    s.bind(3, id);
+    s.exec();
+}
+
+void record_git_conflicts(Store& store, std::int64_t id, const nlohmann::json& conflicts) {
+    Statement s(store.db(), "UPDATE worktrees SET git_conflicts = ? WHERE id = ?");
+    s.bind(1, conflicts.dump());
+    s.bind(2, id);
     s.exec();
 }
 

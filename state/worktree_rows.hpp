@@ -41,6 +41,11 @@ struct WorktreeRow {
     nlohmann::json snapshot = nullptr;  // the last snapshot taken (team/worktrees.hpp's JSON)
     std::optional<EpochMs> removed_at;
     std::optional<std::string> trash_path;
+    // The git state its agent's watcher last recorded (team/worktree_watch.hpp), when, and the
+    // conflicts with other agents' branches: null / nothing / [] until one has.
+    nlohmann::json git_state = nullptr;
+    std::optional<EpochMs> git_state_at;
+    nlohmann::json git_conflicts = nlohmann::json::array();
 
     bool kept() const { return state == "creating" || state == "present"; }
 };
@@ -65,6 +70,9 @@ void owe_snapshot(Store& store, std::int64_t agent_id);
 void record_snapshot(Store& store, std::int64_t id, const nlohmann::json& snapshot);
 // The kept worktree `id` goes to agent record `agent_id` (spawn --worktree --reuse-branch).
 void give_worktree(Store& store, std::int64_t id, std::int64_t agent_id, const std::string& agent);
+// The worktree's git state as its watcher saw it at `at`; its conflicts with other branches.
+void record_git_state(Store& store, std::int64_t id, const nlohmann::json& state, EpochMs at);
+void record_git_conflicts(Store& store, std::int64_t id, const nlohmann::json& conflicts);
 void delete_worktree_row(Store& store, std::int64_t id);
 
 }  // namespace team

@@ -6,6 +6,7 @@
 
 #include "base/error.hpp"
 #include "base/programs.hpp"
+#include "proc/companion.hpp"
 #include "proc/pidfd.hpp"
 #include "proc/process_table.hpp"
 #include "proc/signals.hpp"
@@ -13,6 +14,7 @@
 #include "state/acp_rows.hpp"
 #include "state/members.hpp"
 #include "state/supervisor_bell.hpp"
+#include "state/worktree_rows.hpp"
 #include "team/agent_end.hpp"
 #include "team/agent_screen.hpp"
 #include "team/agents.hpp"
@@ -100,6 +102,18 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         // it lost, or a force-kill came first): nothing of it may run on unrecorded.
         supervisor.stop(std::chrono::milliseconds(1000));
         return leave();
+    }
+
+    // An agent with a worktree: its watcher keeps the worktree's git state in the store for the
+    // looks (team/worktree_watch.hpp), a child of this process that ends with it (the
+    // Supervisor ends what is left below it once the command ends).
+    if (worktree_of_agent(store, agent_id)) {
+        try {
+            proc::start_companion(own_binary(), {own_binary(), "__watch", "--home",
+                                                 store.home().string(), std::to_string(agent_id)});
+        } catch (const std::exception&) {
+            // no watcher: a look asks git
+        }
     }
 
     proc::RunOutcome outcome = supervisor.run([](std::string_view) {});

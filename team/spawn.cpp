@@ -254,11 +254,19 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
         plan = worktrees->plan(team, request.name, *request.worktree);
     }
     std::string cwd = check_request(team, request, plan ? &*plan : nullptr);
+    const std::vector<std::string> asked_env = request.env;
     if (plan) request.env.insert(request.env.end(), plan->env.begin(), plan->env.end());
     if (wiring && !wiring->file.empty()) write_private_file(wiring->file, wiring->file_content);
 
     TeamLock lock(store_, team.name);
-    reconcile(team);  // a dead agent's name and colour are free again
+    // A dead agent's name and colour are free again; a worktree that a dead spawn of this agent
+    // made is removed or kept for this one to take over: planned again when anything ended.
+    if (reconcile(team) > 0 && plan) {
+        plan = worktrees->plan(team, request.name, *request.worktree);
+        cwd = plan->row.path;
+        request.env = asked_env;
+        request.env.insert(request.env.end(), plan->env.begin(), plan->env.end());
+    }
     AgentRecord agent;
     agent.name = request.name;
     agent.team = team.name;

@@ -94,6 +94,8 @@ class Worktrees {
     WorktreeRow find(const TeamRecord& team, const std::string& agent);
     // Whether the row's agent is live; and any process whose directory is in the worktree.
     bool agent_live(const WorktreeRow& row);
+    // Whether the row's agent ended without ever starting (its spawn died).
+    bool never_started(const WorktreeRow& row);
 
     Store& store_;
     const Clock& clock_;

@@ -224,6 +224,8 @@ function partsFor(type) {
   if (type === 'message_sent') return [];
   if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks', 'worktrees', 'hosts'];
   if (/^host_/.test(type)) return ['hosts', 'agents'];
+  // A watcher's record of a worktree's git state: the agents' lines only.
+  if (type === 'worktree_state') return ['agents'];
   if (/^worktree_/.test(type)) return ['worktrees', 'agents'];
   if (/^tasks?_/.test(type)) return ['tasks', 'teams', 'status'];
   if (/^(shell|execution|session)_/.test(type)) return ['executions'];

@@ -5,14 +5,18 @@
 // restores byte-identical, the git state and the conflicts between agents, merge and its
 // checks, and that rm and gc never take work.
 
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "proc/process_table.hpp"
 #include "tests/support/agents_home.hpp"
 #include "tests/support/git_repo.hpp"
 #include "tests/support/helpers.hpp"
@@ -330,6 +334,11 @@ TEST_CASE(
     h.spawn_wt("w3", "printf 'bee2\\n' > src/b.txt; " + commit +
                          " w3; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
     REQUIRE(eventually([&] { return done(h, "w1") && done(h, "w2") && done(h, "w3"); }));
+    // Each agent's watcher records what changed within a second (team/worktree_watch.hpp).
+    REQUIRE(eventually([&] {
+        return h.state("w2")["untracked"] == 1 && h.state("w1")["conflictsWith"].size() == 1 &&
+               h.state("w2")["conflictsWith"].size() == 1;
+    }));
     auto w1 = h.state("w1");
     INFO(w1.dump());
     CHECK(w1["branch"] == "team/wt-state/w1");
@@ -360,7 +369,7 @@ TEST_CASE(
     auto conflict = h.json_run({"merge", "w2", "--check"});
     CHECK(conflict.exit_code == 4);
     CHECK(conflict.json()["check"]["files"] == Json::array({"src/a.txt"}));
-    CHECK(h.state("w2")["mergesCleanly"] == false);
+    CHECK(eventually([&] { return h.state("w2")["mergesCleanly"] == false; }));
     auto dirty = h.json_run({"merge", "w2", "--strategy", "squash"});
     CHECK(dirty.exit_code == 4);  // w2's tree has untracked files
     CHECK(fingerprint(h.repo) == before);
@@ -375,6 +384,70 @@ TEST_CASE(
     CHECK(fingerprint(h.repo) == before);
     auto bad = h.json_run({"merge", "w3", "--strategy", "octopus"});
     CHECK(bad.exit_code == 2);
+    h.ok({"teardown", "--grace", "1s"});
+    h.check_nothing_left();
+}
+
+// Issue 38's look: `team agents` reads each worktree's git state from the store, where the
+// agent's watcher keeps it; the state is never older than 1 s after a change: an edit, a new
+// file, a staged one, a commit, each waited for with a 1 s deadline from the moment it was made.
+TEST_CASE("team agents shows a worktree's change within 1 s, as its watcher records it",
+          "[worktree]") {
+    RepoHome h("wt-fresh");
+    h.spawn_wt("w1", "touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
+    REQUIRE(eventually([&] { return done(h, "w1") && h.state("w1")["source"] == "watcher"; }));
+    fs::path wt = h.worktree("w1");
+    struct Step {
+        std::string what;
+        std::function<void()> make;
+        std::function<bool(const Json&)> shown;
+    };
+    const std::vector<Step> steps = {
+        {"an edit", [&] { write_file(wt / "README.md", "hello, edited\n"); },
+         [](const Json& s) { return s["modified"] == 1; }},
+        {"a new file", [&] { write_file(wt / "new.txt", "new\n"); },
+         [](const Json& s) { return s["untracked"] == 1; }},
+        {"a staged file",
+         [&] {
+             h.git({"add", "new.txt"}, wt);
+         },
+         [](const Json& s) { return s["staged"] == 1 && s["untracked"] == 0; }},
+        {"a commit",
+         [&] {
+             h.git({"-c", "user.name=A", "-c", "user.email=a@a", "commit", "-qam", "c"}, wt);
+         },
+         [](const Json& s) { return s["ahead"] == 1 && s["clean"] == true; }},
+    };
+    for (const auto& step : steps) {
+        INFO(step.what);
+        auto made = std::chrono::steady_clock::now();
+        step.make();
+        Json last;
+        bool shown = eventually(
+            [&] {
+                last = h.state("w1");
+                return step.shown(last);
+            },
+            1000);
+        auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - made);
+        INFO(last.dump() << " after " << took.count() << " ms");
+        CHECK(shown);
+        CHECK(last["source"] == "watcher");
+    }
+    // Its watcher gone, a look asks git again: nothing regresses.
+    for (const auto& p : team::proc::scan_processes()) {
+        std::string cmdline = team::proc::cmdline_of(p.pid);
+        if (cmdline.find(std::string("__watch") + '\0') != std::string::npos &&
+            cmdline.find(h.env.home().string()) != std::string::npos) {
+            ::kill(p.pid, SIGKILL);
+        }
+    }
+    write_file(wt / "README.md", "hello, again\n");
+    CHECK(eventually([&] {
+        auto s = h.state("w1");
+        return s["source"] == "git" && s["modified"] == 1 && s["ahead"] == 1;
+    }));
     h.ok({"teardown", "--grace", "1s"});
     h.check_nothing_left();
 }
@@ -600,7 +673,8 @@ TEST_CASE("team agents polled every 100 ms never breaks an agent committing in a
     CHECK(done(h, "busy"));
     CHECK(polls > 0);
     CHECK(!fs::exists(h.worktree("busy").string() + ".failed"));
-    CHECK(h.state("busy")["ahead"] == 40);
+    // The watcher records the last commit within its debounce (about half a second).
+    CHECK(eventually([&] { return h.state("busy")["ahead"] == 40; }, bound(5000)));
     h.ok({"kill-agent", "busy", "--force"});
     h.check_nothing_left();
 }

@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/programs.hpp"
 #include "tests/support/agents_home.hpp"
 #include "tests/support/git_repo.hpp"
 #include "tests/support/helpers.hpp"
@@ -917,7 +918,7 @@ TEST_CASE("crash: send", "[crash][serial]") {
 // Worktrees (SPEC 14): `team` SIGKILLed around spawn --worktree, kill-agent --force of an agent
 // with uncommitted work, and merge. Whatever the moment, every byte the agent wrote is in its
 // worktree, its branch or a snapshot, a re-run converges, and no branch is left orphaned.
-TEST_CASE("crash: worktrees", "[crash][serial]") {
+Operation worktrees_operation() {
     Operation op;
     op.name = "worktrees";
     op.first_seed = 7000;
@@ -1024,5 +1025,67 @@ TEST_CASE("crash: worktrees", "[crash][serial]") {
         auto rows = h.ok({"worktree", "list"});
         CHECK(branches.size() == rows.size());
     };
-    run_operation(op);
+    return op;
+}
+
+TEST_CASE("crash: worktrees", "[crash][serial]") {
+    run_operation(worktrees_operation());
+}
+
+// Seed 7020 of "crash: worktrees" at a fixed moment, where it once failed: the spawn killed
+// while its `git worktree add` runs. That git outlives it (a git on the PATH holds the add until
+// the test lets it go, once a look has found the spawn dead): the look must wait for it, then
+// remove the fresh worktree (or keep it for the spawn run again), never forget a row whose
+// worktree is still being made; and the spawn run again succeeds.
+TEST_CASE("crash: worktrees at seed 7020: a spawn killed while its git worktree add runs",
+          "[crash][serial]") {
+    const unsigned seed = 7020;
+    Operation op = worktrees_operation();
+    CrashHome h(op.repo);
+    Command c = op.setup(h, seed);
+    REQUIRE(seed % op.variants == 0);  // the variant that spawns
+    const char* path = std::getenv("PATH");
+    auto real_git = team::find_program("git", path ? path : "");
+    REQUIRE(real_git);
+    auto bin = h.env.dir() / "gated-bin";
+    auto gate = h.env.dir() / "git-gate";
+    std::filesystem::create_directories(bin);
+    team::test::write_file(bin / "git",
+                           "#!/bin/sh\n"
+                           "case \" $* \" in *\" worktree add \"*)\n"
+                           "  if [ ! -e \"$GIT_GATE.reached\" ]; then\n"
+                           "    : > \"$GIT_GATE.reached\"\n"
+                           "    while [ -e \"$GIT_GATE\" ]; do sleep 0.01; done\n"
+                           "  fi;;\n"
+                           "esac\n"
+                           "exec '" +
+                               *real_git + "' \"$@\"\n");
+    std::filesystem::permissions(bin / "git", std::filesystem::perms::owner_all);
+    team::test::write_file(gate, "");
+    Child child = h.env.start(
+        c.args,
+        h.extra({{"PATH", bin.string() + ":" + (path ? path : "")}, {"GIT_GATE", gate.string()}}),
+        c.input);
+    REQUIRE(eventually([&] { return std::filesystem::exists(gate.string() + ".reached"); },
+                       bound(10000)));
+    ::kill(child.pid(), SIGKILL);
+    auto crashed = child.wait();
+    REQUIRE(crashed.exit_code == 128 + SIGKILL);
+    CHECK(op.where(h, seed) == "record spawning");
+    CHECK(h.scalar("SELECT state FROM worktrees") == "creating");
+
+    std::thread release([&] {
+        eventually(
+            [&] {
+                auto w = h.named("w");
+                return !w.empty() && w.front().status == "terminated";
+            },
+            bound(20000));
+        std::filesystem::remove(gate);
+    });
+    check_invariants(h, true);  // its look finds the spawn dead
+    release.join();
+    op.converge(h, seed, c);
+    check_invariants(h, true);
+    h.finish();
 }
