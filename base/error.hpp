@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace team {
 
@@ -59,15 +60,25 @@ constexpr int http_status(ErrorCode code) {
 
 class Error : public std::runtime_error {
   public:
-    Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    Error(ErrorCode code, const std::string& message, std::string param = "")
+        : std::runtime_error(message), code_(code), param_(std::move(param)) {}
     ErrorCode code() const { return code_; }
+    // The parameter the error is about, as the operations table names it (force_after), when it
+    // is about one value (a malformed duration, a required value missing); "" otherwise. Set
+    // where the value is checked, so a face names the field without reading the message.
+    const std::string& param() const { return param_; }
 
   private:
     ErrorCode code_;
+    std::string param_;
 };
 
 inline Error usage_error(const std::string& m) {
     return Error(ErrorCode::usage, m);
+}
+// A usage error about the value of parameter `param`.
+inline Error usage_error(const std::string& m, std::string param) {
+    return Error(ErrorCode::usage, m, std::move(param));
 }
 inline Error not_found(const std::string& m) {
     return Error(ErrorCode::not_found, m);

@@ -17,6 +17,7 @@
 #include "cli/context.hpp"
 #include "cli/input.hpp"
 #include "cli/tool_commands.hpp"
+#include "ops/operation.hpp"
 
 namespace team::cli {
 
@@ -53,8 +54,7 @@ std::optional<std::string> env(const char* name) {
 
 int report(const Error& e, bool json) {
     if (json) {
-        Output(true, false)
-            .print_json({{"success", false}, {"error", e.what()}, {"code", code_name(e.code())}});
+        Output(true, false).print_json(ops::error_document(e));
     } else {
         std::string text = std::string("team: error: ") + e.what() + "\n";
         std::fwrite(text.data(), 1, text.size(), stderr);

@@ -14,13 +14,14 @@
 #include "cli/context.hpp"
 #include "http/auth.hpp"
 #include "http/server.hpp"
+#include "ops/serve_record.hpp"
 
 namespace team::cli {
 
 namespace {
 
 struct ServeFlags {
-    std::string listen = "127.0.0.1:7733";
+    std::string listen = ops::default_listen();
     std::string unix_path;
     bool allow_remote = false;
     std::string web_root;
@@ -82,7 +83,7 @@ std::string url_host(const std::string& host) {
 int serve_command(Context& ctx, const ServeFlags& f) {
     auto home = ctx.home();
     if (f.url) {
-        auto running = std::filesystem::exists(home) ? http::running_server(home) : std::nullopt;
+        auto running = std::filesystem::exists(home) ? ops::running_server(home) : std::nullopt;
         if (!running) throw not_found("no team serve is running for the home " + home.string());
         auto token = http::load_or_create_token(home);
         std::string url = running->url + "?token=" + token;
@@ -102,7 +103,7 @@ int serve_command(Context& ctx, const ServeFlags& f) {
                           "(plain HTTP), or reach it through an SSH tunnel");
     }
     ctx.ensure_home();
-    if (auto running = http::running_server(home)) {
+    if (auto running = ops::running_server(home)) {
         throw refused("a team serve is already running for this home at " + running->url +
                       " (pid " + std::to_string(running->pid) + ")");
     }
@@ -133,12 +134,13 @@ int serve_command(Context& ctx, const ServeFlags& f) {
         std::string base =
             tcp ? "http://" + url_host(address.host) + ":" + std::to_string(port) + "/"
                 : "http://localhost/";
-        http::write_serve_record(home, http::this_server(base));
+        ops::write_serve_record(home, ops::this_server(base));
         if (tcp && !is_loopback(address.host)) {
             std::fprintf(stderr,
                          "team serve: warning: listening on %s: the traffic, token included, is "
-                         "plain HTTP; prefer an SSH tunnel (ssh -L 7733:127.0.0.1:7733 host)\n",
-                         address.host.c_str());
+                         "plain HTTP; prefer an SSH tunnel (ssh -L %u:%s host)\n",
+                         address.host.c_str(), unsigned{ops::kServePort},
+                         ops::default_listen().c_str());
         }
         if (unix_path) {
             std::fprintf(stderr, "team serve: on the unix socket %s (curl --unix-socket %s)\n",
@@ -151,7 +153,7 @@ int serve_command(Context& ctx, const ServeFlags& f) {
     // A client that went away must not kill us mid-write: the write fails.
     std::signal(SIGPIPE, SIG_IGN);
     http::serve(std::move(o));
-    http::remove_serve_record(home);
+    ops::remove_serve_record(home);
     // Operations still waiting on threads of their own were cancelled; a kill in its grace is
     // not waited for (SPEC 13: SIGTERM stops the server within a second).
     std::fflush(stdout);
@@ -167,9 +169,9 @@ void add_serve_command(CLI::App& app) {
         app, "serve",
         "serve the home's HTTP API and live dashboard (prints the address with its token)",
         [flags](Context& ctx) { return serve_command(ctx, *flags); });
-    auto* listen =
-        cmd->add_option("--listen", flags->listen,
-                        "ADDR:PORT to listen on (default 127.0.0.1:7733; port 0: any free port)");
+    auto* listen = cmd->add_option(
+        "--listen", flags->listen,
+        "ADDR:PORT to listen on (default " + ops::default_listen() + "; port 0: any free port)");
     listen->type_name("ADDR:PORT");
     flags->listen_option = listen;
     cmd->add_option("--unix", flags->unix_path, "also (or, without --listen, only) a unix socket")
@@ -180,12 +182,16 @@ void add_serve_command(CLI::App& app) {
                     "serve the dashboard's files from DIR instead of the binary's copy")
         ->type_name("DIR");
     cmd->add_flag("--url", flags->url, "print the address of the server already running");
+    std::string port = std::to_string(ops::kServePort);
     cmd->footer(
         "Examples:\n"
-        "  team serve                       # http://127.0.0.1:7733/?token=...\n"
+        "  team serve                       # http://" +
+        ops::default_listen() +
+        "/?token=...\n"
         "  team serve --listen 127.0.0.1:0  # any free port\n"
         "  team serve --url                 # the address of the running one\n"
-        "From another machine: ssh -L 7733:127.0.0.1:7733 host, then open the address there.");
+        "From another machine: ssh -L " +
+        port + ":" + ops::default_listen() + " host, then open the address there.");
 }
 
 }  // namespace team::cli

@@ -3,78 +3,89 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
-#include "base/states.hpp"
 #include "cli/app.hpp"
-#include "ops/names_in_home.hpp"
 #include "ops/operation.hpp"
 
 namespace team::cli {
 
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-    return text.substr(0, prefix.size()) == prefix;
+ValueKind kind_of(ops::Kind kind) {
+    switch (kind) {
+        case ops::Kind::free:
+            return ValueKind::none;
+        case ops::Kind::team:
+            return ValueKind::team;
+        case ops::Kind::agent:
+            return ValueKind::agent;
+        case ops::Kind::task:
+            return ValueKind::task;
+        case ops::Kind::shell:
+            return ValueKind::shell;
+        case ops::Kind::session:
+            return ValueKind::session;
+        case ops::Kind::file:
+            return ValueKind::file;
+        case ops::Kind::dir:
+            return ValueKind::dir;
+    }
+    return ValueKind::none;
 }
 
-template <class E>
-std::vector<std::string> state_names() {
-    return {StateNames<E>::names.begin(), StateNames<E>::names.end()};
+// The options and arguments no operation declares (the global ones, serve's, completion's), with
+// the kind of value each takes, declared here; `words` "" for the global ones.
+struct OwnOption {
+    std::string_view words;
+    std::string_view name;  // the long option without "--", or an argument's placeholder
+    ValueKind kind;
+    std::vector<std::string> choices = {};
+};
+const std::vector<OwnOption>& own_options() {
+    static const std::vector<OwnOption> kOwn{
+        {"", "home", ValueKind::dir},
+        {"", "team", ValueKind::team},
+        {"", "as", ValueKind::agent},
+        {"serve", "web-root", ValueKind::dir},
+        {"serve", "unix", ValueKind::file},
+        {"completion", "SHELL", ValueKind::choice, {"bash", "zsh"}},
+    };
+    return kOwn;
 }
 
-// What kind of value the parameter `name` of the command `words` takes: read from the
-// operation's parameter where there is one (its type, its name, its placeholder), by the same
-// names elsewhere (the global options, serve's).
-void classify(OptionInfo& o, std::string_view words, std::string name, const ops::Operation* op) {
-    std::replace(name.begin(), name.end(), '-', '_');
+// What kind of value the option or argument `name` of the command `words` takes: its
+// operation's parameter's declared kind (ops::Param::kind, choices, a command's type), else
+// its line of own_options().
+void classify(OptionInfo& o, std::string_view words, const std::string& name,
+              const ops::Operation* op) {
     const ops::Param* param = nullptr;
     if (op) {
+        bool positional = o.flags.empty();
         for (const auto& p : op->params) {
-            bool positional = o.flags.empty();
+            std::string flag(p.name);
+            std::replace(flag.begin(), flag.end(), '_', '-');
             if (positional ? (p.positional || p.type == ops::Type::command) &&
                                  p.placeholder == o.placeholder
-                           : !p.positional && p.name == name) {
+                           : !p.positional && flag == name) {
                 param = &p;
-                name = std::string(p.name);
             }
         }
     }
-    auto& k = o.kind;
-    if (param && param->type == ops::Type::command) {
-        k = ValueKind::program;
-    } else if (name == "team" || (op && op->team_param == name)) {
-        k = ValueKind::team;
-    } else if (name == "agent" || name == "owner" || name == "reassign_to" || name == "to" ||
-               name == "as") {
-        k = ValueKind::agent;
-    } else if (name == "name") {
-        if (starts_with(words, "session "))
-            k = ValueKind::session;
-        else if (words != "create" && words != "spawn")
-            k = ValueKind::agent;
-    } else if (name == "blocked_by" ||
-               ((name == "id" || name == "ids") && starts_with(words, "task "))) {
-        k = ValueKind::task;
-    } else if (name == "id" && starts_with(words, "shell ")) {
-        k = ValueKind::shell;
-    } else if (name == "cwd" || name == "web_root" || o.placeholder == "DIR") {
-        k = ValueKind::dir;
-    } else if (name == "unix" || o.placeholder == "PATH" || o.placeholder == "FILE") {
-        k = ValueKind::file;
-    } else if (name == "status" && starts_with(words, "task ")) {
-        k = ValueKind::choice;
-        o.choices = state_names<TaskStatus>();
-    } else if (name == "signal") {
-        k = ValueKind::choice;
-        o.choices = {"SIGTERM", "SIGINT", "SIGKILL"};
-    } else if (name == "preset") {
-        k = ValueKind::choice;
-        o.choices = ops::preset_choices();
-    } else if (name == "color") {
-        k = ValueKind::choice;
-        o.choices = ops::color_choices();
-    } else if (words == "completion") {
-        k = ValueKind::choice;
-        o.choices = {"bash", "zsh"};
+    if (param) {
+        if (param->type == ops::Type::command) {
+            o.kind = ValueKind::program;
+        } else if (param->choices) {
+            o.kind = ValueKind::choice;
+            o.choices = param->choices();
+        } else {
+            o.kind = kind_of(param->kind);
+        }
+        return;
+    }
+    for (const auto& own : own_options()) {
+        if (own.words == words && own.name == name) {
+            o.kind = own.kind;
+            o.choices = own.choices;
+        }
     }
 }
 

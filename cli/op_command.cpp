@@ -74,7 +74,7 @@ CLI::App* add_operation(CLI::App& parent, const ops::Operation& op, Printer prin
     auto* cmd = add_command(parent, word, std::string(op.summary), action);
     for (const auto& p : op.params) {
         std::string name(p.name);
-        std::string help(p.help);
+        std::string help = ops::help_of(p);
         std::string flag = "--" + name;
         std::replace(flag.begin(), flag.end(), '_', '-');
         if (!p.alias.empty()) flag = std::string(p.alias) + "," + flag;

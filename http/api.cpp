@@ -1,10 +1,8 @@
 #include "http/api.hpp"
 
-#include <map>
-#include <memory>
-
 #include "base/error.hpp"
 #include "http/router.hpp"
+#include "ops/core_cache.hpp"
 #include "ops/operation.hpp"
 
 namespace team::http {
@@ -24,8 +22,8 @@ std::optional<std::int64_t> event_id(std::string_view text) {
 
 }  // namespace
 
-Answer error_answer(int status, std::string_view code, const std::string& message) {
-    return {status, dump({{"success", false}, {"error", message}, {"code", code}})};
+Answer error_answer(int status, const Error& error) {
+    return {status, dump(ops::error_document(error))};
 }
 
 Plan plan(std::string_view method, std::string_view target, std::string_view body,
@@ -39,10 +37,10 @@ Plan plan(std::string_view method, std::string_view target, std::string_view bod
         Found found = find_route(method, path);
         if (!found.match) {
             if (found.path_known) {
-                return error_answer(
-                    405, "usage", std::string(method) + " is not allowed on " + std::string(path));
+                return error_answer(405, usage_error(std::string(method) + " is not allowed on " +
+                                                     std::string(path)));
             }
-            return error_answer(404, "not_found", "no such resource: " + std::string(path));
+            return error_answer(404, not_found("no such resource: " + std::string(path)));
         }
         const Route& route = *found.match->route;
         if (route.op.empty()) {  // the event stream
@@ -62,7 +60,7 @@ Plan plan(std::string_view method, std::string_view target, std::string_view bod
             return events;
         }
         const ops::Operation* op = ops::find_operation(route.op);
-        if (!op) return error_answer(404, "not_found", "unknown operation " + quote(route.op));
+        if (!op) return error_answer(404, not_found("unknown operation " + quote(route.op)));
         OperationCall call;
         call.op = op;
         call.identity = base;
@@ -75,28 +73,22 @@ Plan plan(std::string_view method, std::string_view target, std::string_view bod
         if (team) call.identity.team = team;
         return call;
     } catch (const Error& e) {
-        return error_answer(400, code_name(e.code()), e.what());
+        return error_answer(400, e);
     }
 }
 
 Answer run(const OperationCall& call, bool reuse_core) {
     ops::Result r;
     try {
-        std::unique_ptr<ops::Core> own;
-        ops::Core* core = nullptr;
         if (reuse_core) {
             // One Core per team named (its identity is fixed), kept by this thread.
-            thread_local std::map<std::string, std::unique_ptr<ops::Core>> cores;
-            auto key = call.identity.team.value_or("") + '\n' + call.identity.home.value_or("");
-            if (cores.size() > 64 && !cores.count(key)) cores.clear();  // bogus names, bounded
-            auto& slot = cores[key];
-            if (!slot) slot = std::make_unique<ops::Core>(call.identity);
-            core = slot.get();
+            thread_local ops::CoreCache cores;
+            r = ops::invoke(cores.get(call.identity), *call.op, call.values, ops::Naming::json);
+            cores.after(call.identity, r);
         } else {
-            own = std::make_unique<ops::Core>(call.identity);
-            core = own.get();
+            ops::Core own(call.identity);
+            r = ops::invoke(own, *call.op, call.values, ops::Naming::json);
         }
-        r = ops::invoke(*core, *call.op, call.values, ops::Naming::json);
     } catch (const Error& e) {
         r = ops::error_result(*call.op, call.values, e);
     } catch (const std::exception& e) {

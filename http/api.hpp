@@ -11,6 +11,7 @@
 #include <string_view>
 #include <variant>
 
+#include "base/error.hpp"
 #include "ops/core.hpp"
 
 namespace team::ops {
@@ -26,8 +27,9 @@ struct Answer {
     std::function<void()> after_send = {};  // the operation's after_reply: run once it is sent
 };
 
-// An answer in SPEC 1.4's error shape: {"success": false, "error", "code"}.
-Answer error_answer(int status, std::string_view code, const std::string& message);
+// An answer in SPEC 1.4's error shape (ops::error_document), with its own status: a route's
+// 404 or 405, a body too large, a token missing.
+Answer error_answer(int status, const Error& error);
 
 // An operation to call for a request.
 struct OperationCall {

@@ -1,15 +1,11 @@
 #include "http/auth.hpp"
 
 #include <sys/random.h>
-#include <unistd.h>
 
 #include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/error.hpp"
 #include "base/whole_file.hpp"
-#include "proc/process_table.hpp"
 
 namespace team::http {
 
@@ -30,15 +26,17 @@ bool is_token(const std::string& s) {
 
 std::string load_or_create_token(const std::filesystem::path& home) {
     auto path = home / "serve.token";
+    // One string for both returns: returned in place, never moved (GCC 12's -Warray-bounds
+    // misreads the move of a string it knows holds 64 characters).
+    std::string token;
     {
         std::ifstream in(path);
-        std::string token;
         if (in && std::getline(in, token) && is_token(token)) return token;
     }
     unsigned char bytes[32];
     if (::getrandom(bytes, sizeof bytes, 0) != sizeof bytes) throw failed("getrandom failed");
     static const char* hex = "0123456789abcdef";
-    std::string token;
+    token.clear();
     for (unsigned char b : bytes) {
         token.push_back(hex[b >> 4]);
         token.push_back(hex[b & 15]);
@@ -94,39 +92,6 @@ bool host_allowed(std::string_view host, std::string_view listen_host) {
     for (auto& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (h == "localhost" || h == "127.0.0.1" || h == "[::1]") return true;
     return !listen_host.empty() && h == listen_host;
-}
-
-ServeRecord this_server(std::string url) {
-    return {std::move(url), ::getpid(), proc::start_time_of(::getpid()).value_or(0)};
-}
-
-void write_serve_record(const std::filesystem::path& home, const ServeRecord& record) {
-    nlohmann::json doc = {
-        {"url", record.url}, {"pid", record.pid}, {"startTime", record.start_time}};
-    replace_file(home / "serve.json", doc.dump() + "\n", true);
-}
-
-std::optional<ServeRecord> running_server(const std::filesystem::path& home) {
-    std::ifstream in(home / "serve.json");
-    if (!in) return std::nullopt;
-    std::stringstream text;
-    text << in.rdbuf();
-    auto doc = nlohmann::json::parse(text.str(), nullptr, false);
-    if (!doc.is_object()) return std::nullopt;
-    ServeRecord r;
-    r.url = doc.value("url", "");
-    r.pid = doc.value("pid", 0);
-    r.start_time = doc.value("startTime", std::uint64_t{0});
-    if (r.pid <= 0 || r.url.empty()) return std::nullopt;
-    // A pid reused by another process has another start time.
-    auto start = proc::start_time_of(r.pid);
-    if (!start || *start != r.start_time) return std::nullopt;
-    return r;
-}
-
-void remove_serve_record(const std::filesystem::path& home) {
-    auto r = running_server(home);
-    if (r && r->pid == ::getpid()) std::filesystem::remove(home / "serve.json");
 }
 
 }  // namespace team::http

@@ -1,9 +1,7 @@
 // Who may talk to `team serve` (SPEC 13): the token kept in the home, how a request shows it
 // (Authorization: Bearer, or the cookie the page got from /?token=), the Host check against DNS
-// rebinding, and the record of the running server that `team serve --url` reads. No Beast here.
+// rebinding. No Beast here. (The record of the running server is ops/serve_record.hpp.)
 #pragma once
-
-#include <sys/types.h>
 
 #include <filesystem>
 #include <optional>
@@ -32,21 +30,5 @@ std::optional<std::string> cookie_value(std::string_view cookie_header, std::str
 // tunnel may forward another local port), or the address it listens on. Anything else is a page
 // of another site that resolved its own name to us (DNS rebinding).
 bool host_allowed(std::string_view host, std::string_view listen_host);
-
-// The record of the running server, <home>/serve.json: its address, pid and the pid's start
-// time, so a server that died is recognised as gone, not reported.
-struct ServeRecord {
-    std::string url;  // http://127.0.0.1:7733/ (no token)
-    pid_t pid = 0;
-    std::uint64_t start_time = 0;
-};
-
-// The record of this process serving at `url`.
-ServeRecord this_server(std::string url);
-void write_serve_record(const std::filesystem::path& home, const ServeRecord& record);
-// The record when its server still runs; none otherwise.
-std::optional<ServeRecord> running_server(const std::filesystem::path& home);
-// Removes the record if it is this process's.
-void remove_serve_record(const std::filesystem::path& home);
 
 }  // namespace team::http

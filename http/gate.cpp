@@ -11,7 +11,7 @@ namespace team::http {
 namespace {
 
 Answer unauthorized(bool api) {
-    if (api) return error_answer(401, "refused", "a token is needed (Authorization: Bearer)");
+    if (api) return error_answer(401, refused("a token is needed (Authorization: Bearer)"));
     return {401, "team serve: open the address `team serve --url` prints (it carries the token)\n",
             "text/plain; charset=utf-8"};
 }
@@ -45,8 +45,7 @@ Verdict check_request(const RequestHead& r, const GateConfig& config) {
     bool api = path == "/api" || path.starts_with("/api/");
 
     if (!config.any_host && !host_allowed(r.host, config.listen_host)) {
-        return refuse(api,
-                      error_answer(403, "refused", "this server does not answer for that host"));
+        return refuse(api, error_answer(403, refused("this server does not answer for that host")));
     }
     // The page opened with the token: the cookie, then the address without the token.
     if (r.method == "GET" && path == "/" && r.target.find("token=") != std::string_view::npos) {
@@ -67,8 +66,9 @@ Verdict check_request(const RequestHead& r, const GateConfig& config) {
     if (!token || !same_token(*token, config.token)) return refuse(api, unauthorized(api));
     bool changes = r.method != "GET" && r.method != "HEAD" && r.method != "OPTIONS";
     if (changes && r.csrf != "1") {
-        return refuse(api, error_answer(403, "refused",
-                                        "a request that changes something needs X-Team-CSRF: 1"));
+        return refuse(
+            api,
+            error_answer(403, refused("a request that changes something needs X-Team-CSRF: 1")));
     }
     Verdict v;
     v.pass = true;

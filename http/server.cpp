@@ -137,7 +137,7 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
         if (ec) return failed_read(ec);
         auto length = parser_->content_length();
         if (length && *length > kBodyLimit) {
-            return answer_and_close(error_answer(413, "usage", "the body is over 1 MiB"));
+            return answer_and_close(error_answer(413, usage_error("the body is over 1 MiB")));
         }
         if (parser_->is_done()) return handle();
         stream_.expires_after(shared_->options.body_timeout);
@@ -150,14 +150,14 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
 
     void failed_read(beast::error_code ec) {
         if (ec == bhttp::error::body_limit) {
-            return answer_and_close(error_answer(413, "usage", "the body is over 1 MiB"));
+            return answer_and_close(error_answer(413, usage_error("the body is over 1 MiB")));
         }
         if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
             ec == net::error::operation_aborted || ec == net::error::connection_reset ||
             ec == net::error::eof || ec == bhttp::error::partial_message) {
             return close();  // gone, or too slow: nothing to answer
         }
-        answer_and_close(error_answer(400, "usage", "malformed request: " + ec.message()));
+        answer_and_close(error_answer(400, usage_error("malformed request: " + ec.message())));
     }
 
     void answer_and_close(const Answer& a) {
@@ -207,7 +207,7 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
         if (!v.api) return serve_file(method, target.substr(0, target.find('?')));
         if (shared_->stopping) {
             keep_alive_ = false;
-            return write(error_answer(503, "refused", "the server is stopping"), true, {});
+            return write(error_answer(503, refused("the server is stopping")), true, {});
         }
 
         Plan p = plan(method, target, req.body(), header("Last-Event-ID"), shared_->base);
@@ -249,10 +249,9 @@ class Connection : public Sink, public std::enable_shared_from_this<Connection<S
         if (!waits) return shared_->pool->post(std::move(job));
         if (!shared_->pool->post_waiting(std::move(job))) {
             --shared_->in_flight;  // not taken; nothing else is stopping on it before we answer
-            write(error_answer(503, "refused",
-                               "too many waiting requests at once (" +
-                                   std::to_string(shared_->pool->waiters()) +
-                                   "); try again when one has ended"),
+            write(error_answer(503, refused("too many waiting requests at once (" +
+                                            std::to_string(shared_->pool->waiters()) +
+                                            "); try again when one has ended")),
                   true, {{"Retry-After", "1"}});
         }
     }

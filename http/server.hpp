@@ -13,6 +13,7 @@
 #include <string>
 
 #include "ops/core.hpp"
+#include "ops/serve_record.hpp"
 
 namespace team::http {
 
@@ -20,9 +21,9 @@ struct ServerOptions {
     ops::Identity identity;      // the home; the caller is the leader, via "web"
     std::filesystem::path home;  // resolved
     std::string token;           // what every request must show
-    std::string listen_host = "127.0.0.1";
-    unsigned short port = 7733;  // 0: any free port (tests)
-    bool tcp = true;             // false: --unix only
+    std::string listen_host = std::string(ops::kServeHost);
+    unsigned short port = ops::kServePort;  // 0: any free port (tests)
+    bool tcp = true;                        // false: --unix only
     std::optional<std::filesystem::path> unix_path;
     bool any_host = false;  // listening on every address (--allow-remote 0.0.0.0)
     std::optional<std::filesystem::path> web_root;  // serve web/ from disk, not the binary

@@ -94,41 +94,17 @@ nlohmann::json param_schema(const ops::Param& p) {
 
 namespace {
 
-// The help without the default it states in its own words ("(default 5s)", "(the end; default
-// 1 MiB)"), for a parameter whose default the schema states from default_text: once.
-std::string without_default(const ops::Param& p) {
-    std::string help(p.help);
-    // The command line's words in the help ('-': stdin) mean nothing to a tool.
+// The help as the command line shows it, without the command line's own words ('-': stdin),
+// which mean nothing to a tool.
+std::string tool_help(std::string help) {
     if (auto at = help.find(" ('-': stdin)"); at != std::string::npos) help.erase(at, 13);
-    if (p.default_text.empty()) return help;
-    for (auto at = help.find("default"); at != std::string::npos; at = help.find("default", at)) {
-        auto open = help.rfind('(', at);
-        auto close = help.find(')', at);
-        if (open == std::string::npos || close == std::string::npos) {
-            at += 7;
-            continue;
-        }
-        if (help.find_first_not_of(' ', open + 1) == at) {
-            // "(default ...)": the whole of it, and the space before it.
-            auto from = open > 0 && help[open - 1] == ' ' ? open - 1 : open;
-            help.erase(from, close + 1 - from);
-            at = from;
-        } else if (auto semi = help.rfind("; ", at); semi != std::string::npos && semi > open) {
-            // "(..., ...; default ...)": that clause.
-            help.erase(semi, close - semi);
-            at = semi;
-        } else {
-            at += 7;
-        }
-    }
     return help;
 }
 
 }  // namespace
 
 std::string param_help(const ops::Param& p) {
-    std::string help = without_default(p);
-    if (!p.default_text.empty()) help += " (default " + std::string(p.default_text) + ")";
+    std::string help = tool_help(ops::help_of(p));
     if (p.type == ops::Type::duration) {
         help += "; a duration: 250ms, 5s, 2m, 1h (a bare number is seconds)";
     }
@@ -136,7 +112,7 @@ std::string param_help(const ops::Param& p) {
 }
 
 std::string millis_help(const ops::Param& p) {
-    std::string help = without_default(p);
+    std::string help = tool_help(std::string(p.help));
     if (!p.default_text.empty()) {
         auto ms = parse_duration(std::string(p.default_text), std::string(p.name));
         help += " (default " + std::to_string(ms.count()) + ")";

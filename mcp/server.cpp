@@ -3,10 +3,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -19,6 +19,7 @@
 #include "mcp/schema.hpp"
 #include "mcp/tools.hpp"
 #include "ops/operation.hpp"
+#include "ops/workers.hpp"
 
 namespace team::mcp {
 
@@ -93,19 +94,9 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     std::size_t threads = 0;                                 // calls still running
     bool stopping = false;                                   // the heartbeat and the workers end
 
-    // The workers (under flights_mutex): threads that each keep an ops::Core per team named by
-    // the calls they ran, so a call pays neither the store's open nor tmux's set-up. A call
-    // takes an idle worker or starts one; so there are as many as calls were ever in flight at
-    // once, and a waiting call never holds up another.
-    struct Job {
-        std::shared_ptr<Flight> flight;
-        const Tool* tool;
-        Call call;
-    };
-    std::deque<Job> jobs;
-    std::condition_variable jobs_ready;
-    std::size_t free_workers = 0;  // workers not running a call (those still starting included)
-    std::size_t workers = 0;       // alive
+    // The workers: a call takes an idle one or starts one (ops/workers.hpp), each keeps an
+    // ops::Core per team named by the calls it ran.
+    ops::Workers workers;
     std::thread heartbeat;
     std::unique_ptr<InboxPush> push;  // from notifications/initialized; the reader's thread only
     std::string revision;             // negotiated at initialize; the reader's thread only
@@ -121,8 +112,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
             write(error_response(id, invalid_params, message, std::move(data)));
             return;
         }
-        nlohmann::json content = {
-            {"success", false}, {"error", message}, {"code", code_name(ErrorCode::usage)}};
+        nlohmann::json content = ops::error_document(usage_error(message));
         if (!field.empty()) content["field"] = field;
         write(result_response(
             id,
@@ -164,45 +154,15 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         }
     }
 
-    using Cores = std::map<std::string, std::unique_ptr<ops::Core>>;
-
-    // A worker's loop: runs jobs until the server stops.
-    void work() {
-        Cores cores;  // by the team a call names ("" for none)
-        std::unique_lock lock(flights_mutex);
-        for (;;) {
-            jobs_ready.wait(lock, [&] { return stopping || !jobs.empty(); });
-            if (jobs.empty()) break;  // stopping
-            Job job = std::move(jobs.front());
-            jobs.pop_front();
-            --free_workers;
-            lock.unlock();
-            run_call(job.flight, *job.tool, job.call, cores);
-            lock.lock();
-            ++free_workers;
-        }
-        --free_workers;
-        lock.unlock();
-        cores.clear();  // connections closed before the server is told this worker is gone
-        lock.lock();
-        --workers;
-        flights_changed.notify_all();
-    }
-
     void run_call(const std::shared_ptr<Flight>& f, const Tool& tool, const Call& call,
-                  Cores& cores) {
+                  ops::CoreCache& cores) {
         int previous = set_thread_cancel_fd(f->cancel_fd);
         int previous_wind_down = set_thread_wind_down_fd(wind_down_fd);
         ops::Result r;
-        std::string key = call.team.value_or("");
+        ops::Identity identity = options.identity;
+        if (call.team) identity.team = call.team;
         try {
-            auto& held = cores[key];
-            if (!held) {
-                ops::Identity identity = options.identity;
-                if (call.team) identity.team = call.team;
-                held = std::make_unique<ops::Core>(identity);
-            }
-            ops::Core& core = *held;
+            ops::Core& core = cores.get(identity);
             ops::Progress report;
             if (!f->token.is_null()) {
                 report = [&](const nlohmann::json& event) { progress(*f, event.dump()); };
@@ -213,9 +173,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         } catch (const std::exception& e) {
             r = ops::error_result(*call.op, call.values, failed(e.what()));
         }
-        // A call that failed may have left its core in a state nobody chose (a store that
-        // could not open): the next call of that team starts from a fresh one.
-        if (r.error && r.error->code() == ErrorCode::failed) cores.erase(key);
+        cores.after(identity, r);
         set_thread_cancel_fd(previous);
         set_thread_wind_down_fd(previous_wind_down);
         if (!f->cancelled) {
@@ -279,23 +237,17 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         auto f = std::make_shared<Flight>(id, token);
         std::lock_guard lock(flights_mutex);
         if (stopping) return;
-        // Every free worker has a job waiting for it already (one just started may not have
-        // taken its own yet): this one gets a new worker.
-        if (free_workers <= jobs.size()) {
-            try {
-                auto self = shared_from_this();  // kept while a worker outlives close()
-                std::thread([self] { self->work(); }).detach();
-                ++workers;
-                ++free_workers;
-            } catch (const std::system_error& e) {
-                write(error_response(id, internal_error, std::string("no thread: ") + e.what()));
-                return;
-            }
-        }
         flights[id.dump()] = f;
         ++threads;
-        jobs.push_back(Job{f, tool, std::move(call)});
-        jobs_ready.notify_one();
+        try {
+            // The job keeps the server's state while a worker outlives close().
+            workers.post([self = shared_from_this(), f, tool, call = std::move(call)](
+                             ops::CoreCache& cores) { self->run_call(f, *tool, call, cores); });
+        } catch (const std::system_error& e) {
+            flights.erase(id.dump());
+            --threads;
+            write(error_response(id, internal_error, std::string("no thread: ") + e.what()));
+        }
     }
 
     void cancelled(const nlohmann::json& params) {
@@ -408,10 +360,10 @@ void Server::finish() {
         s.stopping = true;
         signal_fd(s.wind_down_fd);
         s.flights_changed.notify_all();
-        s.jobs_ready.notify_all();
         // Each call ends by its own bounds: a wait the client asked for now, work by its timeouts.
-        s.flights_changed.wait(lock, [&] { return s.threads == 0 && s.workers == 0; });
+        s.flights_changed.wait(lock, [&] { return s.threads == 0; });
     }
+    s.workers.stop();  // every call answered: the workers end, their cores closed
     if (s.heartbeat.joinable()) s.heartbeat.join();
     std::lock_guard lock(s.write_mutex);
     s.closed = true;
@@ -429,8 +381,12 @@ void Server::close(std::chrono::milliseconds budget) {
         signal_fd(s.wind_down_fd);
         for (auto& [_, f] : s.flights) f->cancel();
         s.flights_changed.notify_all();
-        s.jobs_ready.notify_all();
-        s.flights_changed.wait_for(lock, budget, [&] { return s.threads == 0 && s.workers == 0; });
+        auto deadline = std::chrono::steady_clock::now() + budget;
+        s.flights_changed.wait_until(lock, deadline, [&] { return s.threads == 0; });
+        lock.unlock();
+        s.workers.stop(std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::max(deadline - std::chrono::steady_clock::now(),
+                     std::chrono::steady_clock::duration::zero())));
     }
     if (s.heartbeat.joinable()) s.heartbeat.join();
     s.push.reset();  // its wait ends at once

@@ -79,10 +79,7 @@ const std::vector<Shape>& shapes() {
                      .convert = Convert::millis,
                      .help = "a deadline in milliseconds: not confirmed by then, the agent is "
                              "force-killed by its pane's supervisor"},
-                    {.tool = "graceMs",
-                     .param = "grace",
-                     .convert = Convert::millis,
-                     .help = "milliseconds between SIGTERM and SIGKILL (default 5000)"},
+                    {.tool = "graceMs", .param = "grace", .convert = Convert::millis},
                     {.tool = "reassignTo", .param = "reassign_to"},
                     {.tool = "noNotify", .param = "no_notify"}},
          .bound = "timeout"},
@@ -108,10 +105,7 @@ const std::vector<Shape>& shapes() {
                      .param = "no_force",
                      .convert = Convert::negate,
                      .help = "SIGKILL what is left when timeout runs out (default true)"},
-                    {.tool = "timeout",
-                     .param = "timeout",
-                     .convert = Convert::millis,
-                     .help = "milliseconds the tree gets to end before SIGKILL (default 5000)"}}},
+                    {.tool = "timeout", .param = "timeout", .convert = Convert::millis}}},
         {.tool = "shell_release", .fields = {kShellId}},
         {.tool = "run", .bound = "timeout"},
         {.tool = "activity", .list_key = "activity"},
@@ -394,20 +388,8 @@ Call Tool::call(const nlohmann::json& arguments_in) const {
     try {
         ops::Args args(*op, call.values, ops::Naming::json);
     } catch (const Error& e) {
-        // The field the message names: a given value's parameter, as a word of the message.
-        std::string what = e.what(), field;
-        auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-        for (const auto& p : op->params) {
-            if (!field.empty() || !call.values.contains(std::string(p.name))) continue;
-            for (auto at = what.find(p.name); at != std::string::npos;
-                 at = what.find(p.name, at + 1)) {
-                auto end = at + p.name.size();
-                if ((at == 0 || !word(what[at - 1])) && (end == what.size() || !word(what[end]))) {
-                    field = p.name;
-                    break;
-                }
-            }
-        }
+        // The field the error is about, as this tool spells its parameter.
+        std::string field = e.param();
         auto f = field.empty() ? std::nullopt : field_of(spec, *op, field);
         if (f) field = f->tool;
         throw ArgumentError{field, e.what()};

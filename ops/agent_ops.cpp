@@ -1,9 +1,10 @@
 // The operations of agents (SPEC 4): spawn, list, attach, prompt (logs: ops/log_ops.cpp).
 #include "base/programs.hpp"
 #include "hosts/keeper.hpp"
+#include "ops/agent_rows.hpp"
+#include "ops/names_in_home.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
-#include "state/host_rows.hpp"
 #include "tasks/tasks.hpp"
 #include "team/acp_agents.hpp"
 #include "team/agents.hpp"
@@ -64,31 +65,7 @@ Result spawn_agent(Request& r) {
 Result list_agents(Request& r) {
     const TeamRecord& team = *r.team;
     Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
-    nlohmann::json doc = nlohmann::json::array();
-    auto list = agents.list(team, r.args.flag("all"));
-    // The git state of each agent with a worktree (SPEC 14); one query when none has.
-    auto states = Worktrees(r.core.store(), r.core.clock()).agent_states(team, list);
-    // The session of each ACP agent (SPEC 15); one query when none is.
-    auto acp = AcpAgents(r.core.store(), r.core.clock()).states(team);
-    // Each agent's host (SPEC 16): a host of the store by name, and its state; null for one of
-    // no host (this machine, or a home that is not a host).
-    std::map<std::string, std::pair<std::string, std::string>> hosts;
-    if (r.core.store().engine() == Db::Engine::postgresql) {
-        auto now = r.core.clock().now();
-        for (const auto& h : list_hosts(r.core.store())) {
-            hosts[h.home_id] = {h.name, str(host_state(h, now))};
-        }
-    }
-    for (const auto& a : list) {
-        doc.push_back(to_json(a));
-        auto host = a.home_id ? hosts.find(*a.home_id) : hosts.end();
-        doc.back()["host"] =
-            host == hosts.end() ? nlohmann::json() : nlohmann::json(host->second.first);
-        if (host != hosts.end()) doc.back()["hostState"] = host->second.second;
-        if (auto s = states.find(a.name); s != states.end()) doc.back()["worktree"] = *s;
-        if (auto s = acp.find(a.id); s != acp.end()) doc.back()["acp"] = s->second;
-    }
-    Result result{doc};
+    Result result{agent_rows(r.core, team, agents.list(team, r.args.flag("all")))};
     result.view = {{"all", r.args.flag("all")},
                    {"openTasks", open_tasks_by_owner(r.core.store(), team.id)}};
     return result;
@@ -122,12 +99,13 @@ Result attach(Request& r) {
 // A text typed into a pane: at most 1 MiB, and no control character that would act as a key.
 void check_prompt_text(const Args& args) {
     std::string text = args.string("text");
-    if (text.size() > (1u << 20)) throw usage_error("the text is longer than 1 MiB");
+    if (text.size() > (1u << 20)) throw usage_error("the text is longer than 1 MiB", "text");
     for (unsigned char c : text) {
         if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
             throw usage_error("the text holds a control character (" +
-                              quote(std::string(1, static_cast<char>(c))) +
-                              "): it would act as a key (Ctrl-C, Escape...) in the pane");
+                                  quote(std::string(1, static_cast<char>(c))) +
+                                  "): it would act as a key (Ctrl-C, Escape...) in the pane",
+                              "text");
         }
     }
 }
@@ -209,7 +187,8 @@ const Operation spawn_agent_op{
             {.name = "role", .help = "what the agent does (free text)", .placeholder = "ROLE"},
             {.name = "cwd",
              .help = "where CMD starts (default: the team's directory)",
-             .placeholder = "DIR"},
+             .placeholder = "DIR",
+             .kind = Kind::dir},
             {.name = "env",
              .type = Type::strings,
              .help = "an environment variable for CMD (repeatable)",
@@ -217,11 +196,13 @@ const Operation spawn_agent_op{
             {.name = "color",
              .help = "blue, green, yellow, magenta, cyan, red, orange, purple, pink or teal "
                      "(default: the first free one)",
-             .placeholder = "COLOR"},
+             .placeholder = "COLOR",
+             .choices = color_choices},
             {.name = "preset",
              .help = "claude, codex or gemini: wire `team mcp` and the team's instructions into "
                      "that coding agent (CMD may then be left out)",
-             .placeholder = "PRESET"},
+             .placeholder = "PRESET",
+             .choices = preset_choices},
             {.name = "notify",
              .type = Type::boolean,
              .help = "also tell it of a shutdown request by a notice typed into its pane (on "
@@ -284,7 +265,8 @@ const Operation attach_op{
     .params = {{.name = "name",
                 .help = "the agent whose pane is selected (default: the first)",
                 .placeholder = "NAME",
-                .positional = true}},
+                .positional = true,
+                .kind = Kind::agent}},
     .access = Access::read,
     .body = attach,
 };
@@ -303,7 +285,8 @@ const Operation prompt_agent_op{
              .help = "the agent",
              .placeholder = "NAME",
              .required = true,
-             .positional = true},
+             .positional = true,
+             .kind = Kind::agent},
             {.name = "text",
              .type = Type::text,
              .help = "what to type ('-': read it from stdin); several lines are pasted at once",

@@ -1,5 +1,7 @@
 // One agent's record (SPEC 4's agent JSON), for the HTTP API's GET /api/teams/T/agents/NAME: the
-// live agent of that name, else the newest record of it (how it ended).
+// live agent of that name, else the newest record of it (how it ended), with what a row of the
+// list carries (ops/agent_rows.hpp: host, worktree, acp).
+#include "ops/agent_rows.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
 #include "team/agents.hpp"
@@ -10,7 +12,8 @@ namespace {
 
 Result show_agent(Request& r) {
     Agents agents(r.core.store(), r.core.clock(), r.core.tmux());
-    return Result(to_json(agents.find(*r.team, r.args.string("name"), true)));
+    auto agent = agents.find(*r.team, r.args.string("name"), true);
+    return Result(agent_rows(r.core, *r.team, {agent})[0]);
 }
 
 }  // namespace
@@ -25,7 +28,8 @@ const Operation show_agent_op{
                 .help = "the agent",
                 .placeholder = "NAME",
                 .required = true,
-                .positional = true}},
+                .positional = true,
+                .kind = Kind::agent}},
     .access = Access::read,
     .reconcile = true,
     .body = show_agent,

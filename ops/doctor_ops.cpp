@@ -23,7 +23,7 @@
 
 #include "base/programs.hpp"
 #include "base/store_clock.hpp"
-#include "proc/process_table.hpp"
+#include "ops/serve_record.hpp"
 #include "state/home.hpp"
 #include "state/pg_text.hpp"
 #include "state/store.hpp"
@@ -37,8 +37,6 @@ namespace team::ops {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr unsigned short kDashboardPort = 7733;  // team serve's default (SPEC 13)
 
 struct Check {
     std::string name;
@@ -326,38 +324,24 @@ std::vector<Check> check_presets(const fs::path& home) {
     return checks;
 }
 
-// The record `team serve` keeps while it runs (http/auth.hpp's ServeRecord): its address when
-// its process still runs.
-std::optional<std::string> running_serve(const fs::path& home) {
-    std::ifstream in(home / "serve.json");
-    if (!in) return std::nullopt;
-    std::stringstream text;
-    text << in.rdbuf();
-    auto doc = nlohmann::json::parse(text.str(), nullptr, false);
-    if (!doc.is_object()) return std::nullopt;
-    int pid = doc.value("pid", 0);
-    auto start = pid > 0 ? proc::start_time_of(pid) : std::nullopt;
-    if (!start || *start != doc.value("startTime", std::uint64_t{0})) return std::nullopt;
-    return doc.value("url", "");
-}
-
 Check check_port(const fs::path& home) {
-    if (auto url = running_serve(home)) {
-        return {"dashboard", "ok", "team serve runs at " + *url + " (team serve --url)"};
+    if (auto serve = running_server(home)) {
+        return {"dashboard", "ok", "team serve runs at " + serve->url + " (team serve --url)"};
     }
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    addr.sin_port = htons(kDashboardPort);
+    addr.sin_port = htons(kServePort);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     bool free = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     if (fd >= 0) ::close(fd);
-    std::string port = "127.0.0.1:" + std::to_string(kDashboardPort);
+    std::string port = default_listen();
     if (!free) {
         return {"dashboard", "warn", port + " is taken by another program",
-                "start the dashboard elsewhere: team serve --listen 127.0.0.1:7734"};
+                "start the dashboard elsewhere: team serve --listen " + std::string(kServeHost) +
+                    ':' + std::to_string(kServePort + 1)};
     }
     return {"dashboard", "ok", port + " is free for team serve"};
 }

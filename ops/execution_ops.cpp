@@ -110,7 +110,8 @@ const Param kId{.name = "id",
                 .help = "the execution: a background shell's id (bg-xxxxxx)",
                 .placeholder = "ID",
                 .required = true,
-                .positional = true};
+                .positional = true,
+                .kind = Kind::shell};
 
 }  // namespace
 
@@ -146,7 +147,8 @@ const Operation terminate_execution_op{
     .params = {kId,
                {.name = "agent",
                 .help = "only if the shell is one of this running agent's",
-                .placeholder = "NAME"}},
+                .placeholder = "NAME",
+                .kind = Kind::agent}},
     .access = Access::write,
     .scope = Scope::named_team,
     .waits = true,

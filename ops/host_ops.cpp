@@ -18,7 +18,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto kDefaultLease = 6s;
 constexpr auto kCheckTimeout = 15s;
 
 Store& shared_store(Core& core) {
@@ -95,8 +94,9 @@ Result add_host(Request& r) {
     hosts::check_host_name(name);
     hosts::check_ssh_destination(target.ssh);
     hosts::check_team_path(target.team_path);
-    auto lease = a.duration("lease").value_or(kDefaultLease);
-    if (lease < 1s || lease > 1h) throw usage_error(a.label("lease") + " must be from 1s to 1h");
+    auto lease = a.duration("lease").value();
+    if (lease < 1s || lease > 1h)
+        throw usage_error(a.label("lease") + " must be from 1s to 1h", "lease");
     Store& store = shared_store(r.core);
     if (find_host(store, name)) throw refused("host " + quote(name) + " exists already");
     Answer answer;
@@ -273,7 +273,8 @@ const Operation add_host_op{
                 .required = true},
                {.name = "team_path",
                 .help = "the team program on that host (default: team, on its PATH)",
-                .placeholder = "PATH"},
+                .placeholder = "PATH",
+                .kind = Kind::file},
                {.name = "lease",
                 .type = Type::duration,
                 .help = "how long the host's agents outlive a lost contact with the store before "

@@ -68,15 +68,18 @@ Args::Args(const Operation& op, nlohmann::json values, Naming naming)
             std::vector<std::string> known;
             for (const auto& p : op.params) known.emplace_back(p.name);
             throw usage_error("unknown parameter " + quote(key) + " of " + std::string(op.name) +
-                              did_you_mean(key, known));
+                                  did_you_mean(key, known),
+                              key);
         }
         if (value.is_null()) continue;  // null is "not given"
         if (!fits(it->type, value)) {
-            throw usage_error(label(key) + " must be " + type_word(it->type));
+            throw usage_error(label(key) + " must be " + type_word(it->type), key);
         }
     }
     for (const auto& p : op.params) {
-        if (p.required && !has(p.name)) throw usage_error(label(p.name) + " is required");
+        if (p.required && !has(p.name)) {
+            throw usage_error(label(p.name) + " is required", std::string(p.name));
+        }
         // Values are checked before anything is looked up, so a malformed one is a usage error
         // whoever asks and whatever it names.
         if (p.type == Type::duration) duration(p.name);
@@ -100,13 +103,21 @@ bool Args::has(std::string_view name) const {
     return it != values_.end() && !it->is_null();
 }
 
+std::optional<nlohmann::json> Args::value(std::string_view name) const {
+    if (has(name)) return values_.at(std::string(name));
+    const Param& p = param(name);
+    if (p.default_text.empty()) return std::nullopt;
+    return nlohmann::json(std::string(p.default_text));
+}
+
 std::string Args::string(std::string_view name) const {
     return optional_string(name).value_or("");
 }
 
 std::optional<std::string> Args::optional_string(std::string_view name) const {
-    if (!has(name)) return std::nullopt;
-    return values_.at(std::string(name)).get<std::string>();
+    auto v = value(name);
+    if (!v) return std::nullopt;
+    return v->get<std::string>();
 }
 
 bool Args::flag(std::string_view name) const {
@@ -122,11 +133,14 @@ bool Args::flag_if_declared(std::string_view name) const {
 
 namespace {
 
-// A whole number from `min`, given as a JSON integer or as its digits (the command line).
-long long whole_number(const nlohmann::json& v, long long min, const std::string& label) {
+// A whole number from `min`, given as a JSON integer or as its digits (the command line), for
+// the parameter `param`.
+long long whole_number(const nlohmann::json& v, long long min, const std::string& label,
+                       std::string_view param) {
     auto refuse = [&](const std::string& shown) {
         return usage_error(label + ": must be a whole number of at least " + std::to_string(min) +
-                           ", not " + shown);
+                               ", not " + shown,
+                           std::string(param));
     };
     long long n = 0;
     if (v.is_number_integer()) {
@@ -148,22 +162,28 @@ long long whole_number(const nlohmann::json& v, long long min, const std::string
 }  // namespace
 
 std::optional<long long> Args::integer(std::string_view name) const {
-    if (!has(name)) return std::nullopt;
-    return whole_number(values_.at(std::string(name)), param(name).min, label(name));
+    auto v = value(name);
+    if (!v) return std::nullopt;
+    return whole_number(*v, param(name).min, label(name), name);
 }
 
 std::vector<std::int64_t> Args::integers(std::string_view name) const {
     std::vector<std::int64_t> out;
     if (!has(name)) return out;
     for (const auto& v : values_.at(std::string(name))) {
-        out.push_back(whole_number(v, param(name).min, label(name)));
+        out.push_back(whole_number(v, param(name).min, label(name), name));
     }
     return out;
 }
 
 std::optional<std::chrono::milliseconds> Args::duration(std::string_view name) const {
-    if (!has(name)) return std::nullopt;
-    return parse_duration(values_.at(std::string(name)).get<std::string>(), label(name));
+    auto v = value(name);
+    if (!v) return std::nullopt;
+    try {
+        return parse_duration(v->get<std::string>(), label(name));
+    } catch (const Error& e) {
+        throw Error(e.code(), e.what(), std::string(name));  // base/duration knows no parameter
+    }
 }
 
 std::vector<std::string> Args::strings(std::string_view name) const {
@@ -183,21 +203,33 @@ std::string Args::label(std::string_view name) const {
     return "--" + text;
 }
 
+std::string help_of(const Param& p) {
+    std::string help(p.help);
+    if (!p.default_text.empty()) help += " (default " + std::string(p.default_text) + ")";
+    return help;
+}
+
 const Caller& Request::caller() {
     if (!team) throw std::logic_error("operation " + std::string(op.name) + " has no team");
     if (!caller_) caller_ = core.caller(*team);
     return *caller_;
 }
 
+nlohmann::json error_document(const Error& error, nlohmann::json shape) {
+    shape["success"] = false;
+    shape["error"] = error.what();
+    shape["code"] = code_name(error.code());
+    return shape;
+}
+
 Result error_result(const Operation& op, const nlohmann::json& values, const Error& error) {
     Result r;
     r.exit_code = exit_code(error.code());
     r.error = error;
-    r.doc = op.error_shape ? op.error_shape(values.is_object() ? values : nlohmann::json::object())
-                           : nlohmann::json::object();
-    r.doc["success"] = false;
-    r.doc["error"] = error.what();
-    r.doc["code"] = code_name(error.code());
+    r.doc = error_document(
+        error, op.error_shape
+                   ? op.error_shape(values.is_object() ? values : nlohmann::json::object())
+                   : nlohmann::json::object());
     return r;
 }
 

@@ -36,7 +36,7 @@ Result send(Request& r) {
         request.text = a.string("text");
         if (!request.all) request.to = a.string("to");
     }
-    request.type = a.optional_string("type").value_or("message");
+    request.type = a.string("type");
     request.data = a.optional_string("data");
 
     Caller caller = r.caller();
@@ -89,7 +89,8 @@ const Operation send_message_op{
     .params = {{.name = "to",
                 .help = "the recipient: an agent name, or the leader's",
                 .placeholder = "TO",
-                .positional = true},
+                .positional = true,
+                .kind = Kind::agent},
                {.name = "text",
                 .type = Type::text,
                 .help = "the message ('-': read it from stdin; at most 1 MiB)",
@@ -99,7 +100,7 @@ const Operation send_message_op{
                 .type = Type::boolean,
                 .help = "send to every live agent instead of one (leader only)"},
                {.name = "type",
-                .help = "the message type (default: message)",
+                .help = "the message type",
                 .placeholder = "TYPE",
                 .default_text = "message"},
                {.name = "data",
@@ -121,7 +122,8 @@ const Operation read_inbox_op{
     .summary = "the caller's messages, oldest first",
     .params = {{.name = "agent",
                 .help = "read this agent's inbox instead (leader only)",
-                .placeholder = "NAME"},
+                .placeholder = "NAME",
+                .kind = Kind::agent},
                {.name = "unread", .type = Type::boolean, .help = "only messages not yet read"},
                {.name = "type",
                 .help = "only messages of this type (e.g. shutdown_request)",

@@ -38,17 +38,29 @@ enum class Type {
     command,   // CMD [ARGS...]: a program and its arguments, executed as given
 };
 
+// What a parameter's value names, so the command line's completion offers its candidates
+// (cli/command_model.hpp): a thing of the home, a path, or nothing in particular (free text, a
+// number, a duration). A value from a fixed list says so by Param::choices instead.
+enum class Kind { free, team, agent, task, shell, session, file, dir };
+
 struct Param {
     std::string_view name;  // as JSON and MCP spell it (force_after); the CLI: --force-after
     Type type = Type::string;
     std::string_view help;
     std::string_view placeholder = "";  // NAME, DUR, TEXT: how help shows the value
     bool required = false;
-    bool positional = false;             // the command line takes it as an argument, not an option
-    std::string_view default_text = "";  // the default, as help and schemas show it
-    long long min = 0;                   // integers: the least value
-    std::string_view alias = "";         // the command line's short flag ("-n"), if any
+    bool positional = false;  // the command line takes it as an argument, not an option
+    // The default, the one statement of it: Args hands it to the body when the value is not
+    // given, and help, MCP descriptions and the docs test take it from here (help_of).
+    std::string_view default_text = "";
+    long long min = 0;            // integers: the least value
+    std::string_view alias = "";  // the command line's short flag ("-n"), if any
+    Kind kind = Kind::free;
+    const std::vector<std::string>& (*choices)() = nullptr;  // the values it takes, if a list
 };
+
+// A parameter's help as every face shows it: its text and, when it declares one, its default.
+std::string help_of(const Param& p);
 
 enum class Access { read, write };
 
@@ -78,7 +90,9 @@ class Args {
     // one missing.
     Args(const Operation& op, nlohmann::json values, Naming naming);
 
+    // Whether the value was given (a declared default does not count).
     bool has(std::string_view name) const;
+    // The accessors below hand back the value given, else the parameter's declared default.
     // A string or text parameter; "" when absent.
     std::string string(std::string_view name) const;
     std::optional<std::string> optional_string(std::string_view name) const;
@@ -98,6 +112,8 @@ class Args {
 
   private:
     const Param& param(std::string_view name) const;
+    // The value given, else the declared default (as its text); none when neither.
+    std::optional<nlohmann::json> value(std::string_view name) const;
     const Operation& op_;
     nlohmann::json values_;
     Naming naming_;
@@ -208,6 +224,11 @@ const Operation* find_command(std::string_view words);
 // Result with `error` set, its document {success: false, error, code} or the operation's shape.
 Result invoke(Core& core, const Operation& op, const nlohmann::json& values, Naming naming,
               Progress progress = {});
+
+// The error document every face answers an error with (SPEC 1.4), built here only: `shape`
+// (the operation's own, or an empty object) with success false, error (the message) and code
+// (its name, base/error.hpp's table).
+nlohmann::json error_document(const Error& error, nlohmann::json shape = nlohmann::json::object());
 
 // The result of an error, in the operation's shape when it has one.
 Result error_result(const Operation& op, const nlohmann::json& values, const Error& error);

@@ -2,18 +2,14 @@
 
 #include <unistd.h>
 
-#include <condition_variable>
 #include <cstdlib>
-#include <deque>
-#include <map>
-#include <memory>
 #include <mutex>
-#include <thread>
 
 #include "base/names.hpp"
 #include "base/programs.hpp"
 #include "hosts/keeper.hpp"
 #include "hosts/link.hpp"
+#include "ops/workers.hpp"
 #include "proc/detach.hpp"
 #include "state/host_rows.hpp"
 #include "state/members.hpp"
@@ -148,13 +144,8 @@ class Channel {
     }
 
     void submit(nlohmann::json request) {
-        std::lock_guard lock(m_);
-        queue_.push_back(std::move(request));
-        if (idle_ == 0) {
-            workers_.emplace_back([this] { work(); });
-        } else {
-            cv_.notify_one();
-        }
+        workers_.post(
+            [this, request = std::move(request)](CoreCache& cores) { run(cores, request); });
     }
 
     void write(const nlohmann::json& reply) {
@@ -163,33 +154,11 @@ class Channel {
             out_fd_, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     }
 
-    void finish() {
-        {
-            std::lock_guard lock(m_);
-            closing_ = true;
-        }
-        cv_.notify_all();
-        for (auto& t : workers_) t.join();
-    }
+    // Every request taken is answered before the channel ends.
+    void finish() { workers_.stop(); }
 
   private:
-    void work() {
-        std::map<std::string, std::unique_ptr<Core>> cores;
-        std::unique_lock lock(m_);
-        for (;;) {
-            ++idle_;
-            cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
-            --idle_;
-            if (queue_.empty()) return;
-            auto request = std::move(queue_.front());
-            queue_.pop_front();
-            lock.unlock();
-            run(cores, request);
-            lock.lock();
-        }
-    }
-
-    void run(std::map<std::string, std::unique_ptr<Core>>& cores, const nlohmann::json& request) {
+    void run(CoreCache& cores, const nlohmann::json& request) {
         nlohmann::json reply = {{"id", request.value("id", 0)}};
         std::function<void()> after;
         try {
@@ -202,12 +171,9 @@ class Channel {
                 return it->get<std::string>();
             };
             Identity identity{std::nullopt, text("team"), text("as"), text("via")};
-            std::string key = identity.team.value_or("") + '\n' + identity.as.value_or("") + '\n' +
-                              identity.via.value_or("");
-            auto& core = cores[key];
-            if (!core) core = std::make_unique<Core>(identity);
-            Result result =
-                invoke(*core, *op, request.value("values", nlohmann::json::object()), Naming::json);
+            Result result = invoke(cores.get(identity), *op,
+                                   request.value("values", nlohmann::json::object()), Naming::json);
+            cores.after(identity, result);
             reply["doc"] = result.doc;
             reply["exit"] = result.exit_code;
             if (result.exit_is_answer) reply["answer"] = true;
@@ -217,29 +183,26 @@ class Channel {
             }
             after = std::move(result.after_reply);
         } catch (const Error& e) {
-            reply["doc"] = {{"success", false}, {"error", e.what()}, {"code", code_name(e.code())}};
-            reply["exit"] = exit_code(e.code());
-            reply["error"] = e.what();
-            reply["code"] = code_name(e.code());
+            refuse(reply, e);
         } catch (const std::exception& e) {
-            reply["doc"] = {{"success", false}, {"error", e.what()}, {"code", "failed"}};
-            reply["exit"] = 1;
-            reply["error"] = e.what();
-            reply["code"] = "failed";
+            refuse(reply, failed(e.what()));
         }
         write(reply);
         if (after) after();
     }
 
+    // A request that never reached its operation (unknown, or a core that could not be made).
+    static void refuse(nlohmann::json& reply, const Error& e) {
+        reply["doc"] = error_document(e);
+        reply["exit"] = exit_code(e.code());
+        reply["error"] = e.what();
+        reply["code"] = code_name(e.code());
+    }
+
     std::string version_;
     int out_fd_;
     std::mutex out_m_;
-    std::mutex m_;
-    std::condition_variable cv_;
-    std::deque<nlohmann::json> queue_;
-    std::vector<std::thread> workers_;
-    int idle_ = 0;
-    bool closing_ = false;
+    Workers workers_;  // finish() waits for them
 };
 
 }  // namespace

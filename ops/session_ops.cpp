@@ -40,7 +40,7 @@ Result exec_in_session(Request& r) {
     check_session_name(request.name);
     request.timeout = a.duration("timeout");
     request.command = command_string(a.strings("command"));
-    request.output_limit = static_cast<std::size_t>(a.integer("output_limit").value_or(16 << 20));
+    request.output_limit = static_cast<std::size_t>(a.integer("output_limit").value());
     if (r.team) request.team_id = r.team->id;
     request.actor = r.core.actor(r.team);
     if (r.progress) {
@@ -146,7 +146,7 @@ Result show_session(Request& r) {
 
 Result close_session(Request& r) {
     std::string name = r.args.string("name");
-    Millis timeout = r.args.duration("timeout").value_or(Millis(5000));
+    Millis timeout = r.args.duration("timeout").value();
     check_session_name(name);
     Sessions sessions(r.core.store(), r.core.clock());
     auto result = sessions.close(name, timeout, r.core.actor(r.team));
@@ -166,7 +166,8 @@ const Param kName{.name = "name",
                   .help = "the session (made by its first command)",
                   .placeholder = "NAME",
                   .required = true,
-                  .positional = true};
+                  .positional = true,
+                  .kind = Kind::session};
 const Param kCommandString{
     .name = "command",
     .type = Type::command,
@@ -191,7 +192,7 @@ const Operation exec_in_session_op{
                 .placeholder = "DUR"},
                {.name = "output_limit",
                 .type = Type::integer,
-                .help = "bytes of stdout and of stderr kept for --json (the end; default 16 MiB)",
+                .help = "bytes of stdout and of stderr kept for --json (the end)",
                 .placeholder = "BYTES",
                 .default_text = "16777216",
                 .min = 1},
@@ -215,7 +216,7 @@ const Operation start_in_session_op{
                 .placeholder = "DUR"},
                {.name = "output_limit",
                 .type = Type::integer,
-                .help = "keep only the last BYTES of output (default 16 MiB)",
+                .help = "keep only the last BYTES of output",
                 .placeholder = "BYTES",
                 .default_text = "16777216",
                 .min = 1},
@@ -246,7 +247,8 @@ const Operation show_session_op{
                 .help = "the session",
                 .placeholder = "NAME",
                 .required = true,
-                .positional = true}},
+                .positional = true,
+                .kind = Kind::session}},
     .scope = Scope::none,
     .body = show_session,
 };
@@ -261,10 +263,11 @@ const Operation close_session_op{
                 .help = "the session",
                 .placeholder = "NAME",
                 .required = true,
-                .positional = true},
+                .positional = true,
+                .kind = Kind::session},
                {.name = "timeout",
                 .type = Type::duration,
-                .help = "how long its commands get after SIGTERM before SIGKILL (default 5s)",
+                .help = "how long its commands get after SIGTERM before SIGKILL",
                 .placeholder = "DUR",
                 .default_text = "5s"}},
     .access = Access::write,

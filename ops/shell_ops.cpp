@@ -12,6 +12,12 @@ namespace team::ops {
 
 namespace {
 
+// The signals a shell's kill and run's timeout offer (proc::parse_signal takes more).
+const std::vector<std::string>& signal_choices() {
+    static const std::vector<std::string> kSignals{"SIGTERM", "SIGINT", "SIGKILL"};
+    return kSignals;
+}
+
 using shells::Millis;
 using shells::Shells;
 
@@ -128,10 +134,9 @@ Result run_command(Request& r) {
     shells::ForegroundRun run;
     run.argv = a.strings("command");
     run.timeout = a.duration("timeout");
-    run.signal = proc::parse_signal(a.optional_string("signal").value_or("SIGTERM"),
-                                    a.label("signal"), true);
-    run.grace = a.duration("grace").value_or(Millis(5000));
-    run.output_limit = static_cast<std::size_t>(a.integer("output_limit").value_or(1 << 20));
+    run.signal = proc::parse_signal(a.string("signal"), a.label("signal"), true);
+    run.grace = a.duration("grace").value();
+    run.output_limit = static_cast<std::size_t>(a.integer("output_limit").value());
     auto echo = [&](std::string_view chunk) {
         if (r.progress) r.progress({{"output", std::string(chunk)}});
     };
@@ -158,9 +163,8 @@ std::optional<TeamRecord> team_of(Core& core, const ShellRecord& shell) {
 Result kill_shell(Request& r) {
     const auto& a = r.args;
     std::string id = a.string("id");
-    int sig = proc::parse_signal(a.optional_string("signal").value_or("SIGTERM"), a.label("signal"),
-                                 true);
-    Millis timeout = a.duration("timeout").value_or(Millis(5000));
+    int sig = proc::parse_signal(a.string("signal"), a.label("signal"), true);
+    Millis timeout = a.duration("timeout").value();
     if (!r.core.has_store()) throw not_found("Shell not found: " + id);
     Shells shells(r.core.store(), r.core.clock());
     auto shell = shells.get(id);
@@ -194,7 +198,7 @@ Result release_shell(Request& r) {
 }
 
 Result gc_shells(Request& r) {
-    Millis age = r.args.duration("older_than").value_or(Millis(3600 * 1000));
+    Millis age = r.args.duration("older_than").value();
     std::vector<std::string> ids;
     if (r.core.has_store()) {
         Shells shells(r.core.store(), r.core.clock());
@@ -219,10 +223,12 @@ const Operation start_shell_op{
     .summary = "start CMD in the background and return at once",
     .params = {{.name = "agent",
                 .help = "attribute the shell to this agent of the team",
-                .placeholder = "NAME"},
+                .placeholder = "NAME",
+                .kind = Kind::agent},
                {.name = "cwd",
                 .help = "where CMD runs (default: the current directory)",
-                .placeholder = "DIR"},
+                .placeholder = "DIR",
+                .kind = Kind::dir},
                {.name = "env",
                 .type = Type::strings,
                 .help = "an environment variable for CMD (repeatable)",
@@ -233,7 +239,7 @@ const Operation start_shell_op{
                 .placeholder = "DUR"},
                {.name = "output_limit",
                 .type = Type::integer,
-                .help = "keep only the last BYTES of output (default 16 MiB)",
+                .help = "keep only the last BYTES of output",
                 .placeholder = "BYTES",
                 .default_text = "16777216",
                 .min = 1},
@@ -256,7 +262,10 @@ const Operation list_shells_op{
     .routes = {{"GET", "/api/teams/{team}/shells"}},
     .summary = "running background shells: id, command, started, status",
     .params = {{.name = "all", .type = Type::boolean, .help = "also list finished shells"},
-               {.name = "agent", .help = "only the shells of this agent", .placeholder = "NAME"},
+               {.name = "agent",
+                .help = "only the shells of this agent",
+                .placeholder = "NAME",
+                .kind = Kind::agent},
                kShellHost},
     .scope = Scope::none,
     .host_param = "host",
@@ -273,7 +282,8 @@ const Operation shell_status_op{
                 .help = "the shell (bg-xxxxxx)",
                 .placeholder = "ID",
                 .required = true,
-                .positional = true},
+                .positional = true,
+                .kind = Kind::shell},
                kShellHost},
     .scope = Scope::none,
     .host_param = "host",
@@ -290,7 +300,8 @@ const Operation shell_output_op{
                 .help = "the shell",
                 .placeholder = "ID",
                 .required = true,
-                .positional = true},
+                .positional = true,
+                .kind = Kind::shell},
                {.name = "limit",
                 .type = Type::integer,
                 .help = "only the last BYTES (never cutting a UTF-8 character)",
@@ -316,7 +327,8 @@ const Operation wait_shell_op{
                 .help = "the shell",
                 .placeholder = "ID",
                 .required = true,
-                .positional = true},
+                .positional = true,
+                .kind = Kind::shell},
                {.name = "timeout",
                 .type = Type::duration,
                 .help = "give up after this long (exit 124)",
@@ -340,17 +352,18 @@ const Operation run_op{
                 .placeholder = "DUR"},
                {.name = "output_limit",
                 .type = Type::integer,
-                .help = "bytes of output kept for --json (the end; default 1 MiB)",
+                .help = "bytes of output kept for --json (the end)",
                 .placeholder = "BYTES",
                 .default_text = "1048576",
                 .min = 1},
                {.name = "signal",
-                .help = "the signal sent at the timeout (default SIGTERM)",
+                .help = "the signal sent at the timeout",
                 .placeholder = "SIG",
-                .default_text = "SIGTERM"},
+                .default_text = "SIGTERM",
+                .choices = signal_choices},
                {.name = "grace",
                 .type = Type::duration,
-                .help = "how long after the signal before SIGKILL (default 5s)",
+                .help = "how long after the signal before SIGKILL",
                 .placeholder = "DUR",
                 .default_text = "5s"},
                {.name = "command",
@@ -373,14 +386,16 @@ const Operation kill_shell_op{
                 .help = "the shell",
                 .placeholder = "ID",
                 .required = true,
-                .positional = true},
+                .positional = true,
+                .kind = Kind::shell},
                {.name = "signal",
-                .help = "the first signal: SIGTERM (default), SIGINT or SIGKILL",
+                .help = "the first signal: SIGTERM, SIGINT or SIGKILL",
                 .placeholder = "SIG",
-                .default_text = "SIGTERM"},
+                .default_text = "SIGTERM",
+                .choices = signal_choices},
                {.name = "timeout",
                 .type = Type::duration,
-                .help = "how long the tree gets to end before SIGKILL (default 5s)",
+                .help = "how long the tree gets to end before SIGKILL",
                 .placeholder = "DUR",
                 .default_text = "5s"},
                {.name = "no_force",
@@ -405,7 +420,8 @@ const Operation release_shell_op{
                 .help = "the shell",
                 .placeholder = "ID",
                 .required = true,
-                .positional = true},
+                .positional = true,
+                .kind = Kind::shell},
                kShellHost},
     .access = Access::write,
     .scope = Scope::none,
@@ -421,7 +437,7 @@ const Operation gc_shells_op{
     .summary = "release finished shells older than DUR",
     .params = {{.name = "older_than",
                 .type = Type::duration,
-                .help = "only shells that ended longer ago than this (default 1h)",
+                .help = "only shells that ended longer ago than this",
                 .placeholder = "DUR",
                 .default_text = "1h"}},
     .access = Access::write,

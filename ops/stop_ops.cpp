@@ -46,7 +46,7 @@ KillOptions kill_options(const Args& a) {
     k.wait = a.flag("wait");
     k.timeout = a.duration("timeout");
     k.force_after = a.duration("force_after");
-    if (auto grace = a.duration("grace")) k.grace = *grace;
+    k.grace = a.duration("grace").value();
     k.reassign_to = a.optional_string("reassign_to");  // given empty: a bad name, not the pool
     k.notify = notify_choice(a);
     return k;
@@ -86,7 +86,8 @@ const Operation kill_agent_op{
                 .help = "the agent to stop",
                 .placeholder = "NAME",
                 .required = true,
-                .positional = true},
+                .positional = true,
+                .kind = Kind::agent},
                {.name = "force",
                 .type = Type::boolean,
                 .help = "end its whole process tree now: SIGTERM (with SIGCONT), SIGKILL after "
@@ -110,13 +111,14 @@ const Operation kill_agent_op{
                 .placeholder = "DUR"},
                {.name = "grace",
                 .type = Type::duration,
-                .help = "how long its processes get between SIGTERM and SIGKILL (default 5s)",
+                .help = "how long its processes get between SIGTERM and SIGKILL",
                 .placeholder = "DUR",
                 .default_text = "5s"},
                {.name = "reassign_to",
                 .help = "give its unfinished tasks to this member (still pending) instead of the "
                         "pool",
-                .placeholder = "NAME"},
+                .placeholder = "NAME",
+                .kind = Kind::agent},
                kNotify,
                kNoNotify},
     .access = Access::write,
@@ -175,15 +177,13 @@ Result shutdown_status(Request& r) {
 Result teardown(Request& r) {
     const auto& a = r.args;
     TeardownOptions t;
-    if (auto grace = a.duration("grace")) t.grace = *grace;
+    t.grace = a.duration("grace").value();
     t.reason = a.string("reason");
     t.purge = a.flag("purge");
     t.notify = notify_choice(a);
     const TeamRecord& team = *r.team;
     if (r.progress) {
-        r.progress({{"event", "teardown"},
-                    {"team", team.name},
-                    {"grace", a.optional_string("grace").value_or("30s")}});
+        r.progress({{"event", "teardown"}, {"team", team.name}, {"grace", a.string("grace")}});
     }
     auto on_row = [&](const TeardownRow& row) {
         if (!r.progress) return;
@@ -259,7 +259,8 @@ const Operation shutdown_status_op{
     .params = {{.name = "name",
                 .help = "the agent (default: you; the leader: every open request)",
                 .placeholder = "NAME",
-                .positional = true}},
+                .positional = true,
+                .kind = Kind::agent}},
     .access = Access::read,
     .body = shutdown_status,
 };
@@ -274,10 +275,11 @@ const Operation teardown_op{
     .params = {{.name = "name",
                 .help = "the team (default: --team, or the only live team)",
                 .placeholder = "NAME",
-                .positional = true},
+                .positional = true,
+                .kind = Kind::team},
                {.name = "grace",
                 .type = Type::duration,
-                .help = "how long agents get to confirm before force (default 30s)",
+                .help = "how long agents get to confirm before force",
                 .placeholder = "DUR",
                 .default_text = "30s"},
                {.name = "reason",

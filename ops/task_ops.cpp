@@ -1,6 +1,7 @@
 // The operations of the task list (SPEC 6). Every one first has the team's agents reconciled
 // (SPEC 4: "by the next command that looks"), so that no task shows as, stays with, or goes to a
 // terminated agent.
+#include "base/states.hpp"
 #include "ops/operation.hpp"
 #include "ops/table.hpp"
 #include "tasks/tasks.hpp"
@@ -8,6 +9,12 @@
 namespace team::ops {
 
 namespace {
+
+const std::vector<std::string>& task_status_choices() {
+    static const std::vector<std::string> kNames{StateNames<TaskStatus>::names.begin(),
+                                                 StateNames<TaskStatus>::names.end()};
+    return kNames;
+}
 
 using tasks::Task;
 using tasks::TaskList;
@@ -56,8 +63,12 @@ Result complete_task(Request& r) {
         task_list(r).done(*r.team, r.caller(), r.args.string("id"), r.args.integer("epoch")))};
 }
 
-const Param kTaskId{
-    .name = "id", .help = "the task", .placeholder = "ID", .required = true, .positional = true};
+const Param kTaskId{.name = "id",
+                    .help = "the task",
+                    .placeholder = "ID",
+                    .required = true,
+                    .positional = true,
+                    .kind = Kind::task};
 // SPEC 16's fencing token: the epoch the caller's claim returned.
 const Param kEpoch{.name = "epoch",
                    .type = Type::integer,
@@ -86,11 +97,13 @@ const Operation add_task_op{
                 .placeholder = "TEXT"},
                {.name = "owner",
                 .help = "give it to this agent (it stays pending)",
-                .placeholder = "NAME"},
+                .placeholder = "NAME",
+                .kind = Kind::agent},
                {.name = "blocked_by",
                 .type = Type::strings,
                 .help = "it cannot be claimed until task ID is completed (repeatable)",
-                .placeholder = "ID"}},
+                .placeholder = "ID",
+                .kind = Kind::task}},
     .access = Access::write,
     .reconcile = true,
     .body = add_task,
@@ -102,11 +115,15 @@ const Operation list_tasks_op{
     .tool = "task_list",
     .routes = {{"GET", "/api/teams/{team}/tasks"}},
     .summary = "the team's tasks",
-    .params = {{.name = "owner", .help = "only this agent's tasks", .placeholder = "NAME"},
+    .params = {{.name = "owner",
+                .help = "only this agent's tasks",
+                .placeholder = "NAME",
+                .kind = Kind::agent},
                {.name = "status",
                 .help = "only tasks in this status: pending, in_progress, completed, deleted "
                         "(without it, deleted ones are left out)",
-                .placeholder = "STATUS"},
+                .placeholder = "STATUS",
+                .choices = task_status_choices},
                {.name = "available",
                 .type = Type::boolean,
                 .help = "only tasks that can be claimed: pending, unowned, not blocked"}},
@@ -136,7 +153,8 @@ const Operation claim_task_op{
     .params = {{.name = "id",
                 .help = "the task (default: the lowest available one)",
                 .placeholder = "ID",
-                .positional = true}},
+                .positional = true,
+                .kind = Kind::task}},
     .access = Access::write,
     .reconcile = true,
     .body = claim_task,
@@ -151,8 +169,12 @@ const Operation update_task_op{
     .params = {kTaskId,
                {.name = "status",
                 .help = "pending, in_progress, completed or deleted",
-                .placeholder = "STATUS"},
-               {.name = "owner", .help = "give it to this agent", .placeholder = "NAME"},
+                .placeholder = "STATUS",
+                .choices = task_status_choices},
+               {.name = "owner",
+                .help = "give it to this agent",
+                .placeholder = "NAME",
+                .kind = Kind::agent},
                {.name = "unassign",
                 .type = Type::boolean,
                 .help = "take it from its owner (an in_progress task becomes pending)"},

@@ -89,7 +89,8 @@ const Operation create_team_op{
                {.name = "cwd",
                 .help = "the team's working directory, where agents start (default: the current "
                         "directory)",
-                .placeholder = "DIR"},
+                .placeholder = "DIR",
+                .kind = Kind::dir},
                {.name = "leader",
                 .help = "the leader's member name (default: the caller's name from --as or "
                         "TEAM_AGENT_ID, else leader)",
@@ -97,7 +98,8 @@ const Operation create_team_op{
                {.name = "repo",
                 .help = "the git repository whose worktrees agents get with spawn --worktree "
                         "(default: the one holding the team's directory, if any)",
-                .placeholder = "PATH"},
+                .placeholder = "PATH",
+                .kind = Kind::file},
                {.name = "base",
                 .help = "where agents' branches start: a branch, tag or commit (default: the "
                         "checkout's HEAD), recorded as a commit",
@@ -130,7 +132,8 @@ const Operation team_status_op{
     .params = {{.name = "name",
                 .help = "the team (default: --team, TEAM_NAME, or the only live team)",
                 .placeholder = "NAME",
-                .positional = true}},
+                .positional = true,
+                .kind = Kind::team}},
     .access = Access::read,
     .reconcile = true,
     .team_param = "name",
@@ -148,7 +151,8 @@ const Operation delete_team_op{
                 .help = "the team to delete",
                 .placeholder = "NAME",
                 .required = true,
-                .positional = true}},
+                .positional = true,
+                .kind = Kind::team}},
     .access = Access::write,
     .leader_only = true,
     .leader_action = "delete the team",

@@ -16,7 +16,8 @@ const Param kAgent{.name = "name",
                    .help = "the agent whose worktree it is (live or ended)",
                    .placeholder = "NAME",
                    .required = true,
-                   .positional = true};
+                   .positional = true,
+                   .kind = Kind::agent};
 
 Result diff(Request& r) {
     return {

@@ -449,6 +449,10 @@ TEST_CASE(
     // Started again: listed as it was, answered through it, and the answer reaches the agent.
     s.emplace(h);
     CHECK(expect(s->get(path(h, "/permissions")), 200) == before);
+    // The one agent carries the ACP session its row of the list does.
+    auto one = expect(s->get(path(h, "/agents/a1")), 200);
+    CHECK(one["acp"]["openPermissions"] == 1);
+    CHECK(one["acp"] == h.agent("a1")["acp"]);
     auto answered = expect(s->post(path(h, "/permissions/" + std::to_string(id)),
                                    {{"decision", "allow"}, {"always", true}}),
                            200);

@@ -109,6 +109,11 @@ TEST_CASE("serve: the same JSON as the command line for list and status and agen
     auto one = s.get("/api/teams/srv-same/agents/w1");
     CHECK(one.status == 200);
     CHECK(one.json()["agentId"] == "w1@srv-same");
+    // The one agent is its row of the list, with all it carries (host, and a worktree's or an
+    // ACP session's object when it has one).
+    for (const auto& row : cli_json(h, {"agents"})) {
+        if (row["name"] == "w1") CHECK(one.json() == row);
+    }
     // A refusal in the same shape and code as the command line's.
     auto r = s.get("/api/teams/srv-same/agents/nobody");
     CHECK(r.status == 404);

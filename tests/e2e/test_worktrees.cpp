@@ -20,6 +20,7 @@
 #include "tests/support/agents_home.hpp"
 #include "tests/support/git_repo.hpp"
 #include "tests/support/helpers.hpp"
+#include "tests/support/http_client.hpp"
 #include "tests/support/process.hpp"
 
 using team::test::bound;
@@ -140,6 +141,15 @@ TEST_CASE(
     CHECK(list.find("locked team:wt-spawn/w1") != std::string::npos);
     CHECK(h.agent("w1")["cwd"] == wt.string());
     CHECK(fingerprint(h.repo) == before);  // the main checkout is untouched
+    {
+        // Over HTTP the one agent carries the worktree its row of the list does.
+        team::test::Serve s(h);
+        auto one = s.get("/api/teams/wt-spawn/agents/w1");
+        REQUIRE(one.status == 200);
+        CHECK(one.json()["worktree"]["path"] == wt.string());
+        CHECK(one.json()["worktree"] == h.state("w1"));
+        s.stop();
+    }
     h.ok({"kill-agent", "w1", "--force"});
     h.check_nothing_left();
 }
