@@ -35,6 +35,8 @@ namespace {
 // A burst of changes is looked at once quiet for kQuiet, and at most kLongest after its first.
 constexpr milliseconds kQuiet{100};
 constexpr milliseconds kLongest{400};
+// A look that failed is tried again this long after.
+constexpr milliseconds kRetry{250};
 constexpr std::uint32_t kEvents = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
                                   IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
 
@@ -288,7 +290,10 @@ int watch_worktree(Store& store, std::int64_t agent_id) {
         try {
             watcher.look();
         } catch (const std::exception&) {
-            // git or the store failed this once: the next change looks again
+            // git or the store failed this once (a lock held, a busy store): looked at again
+            // shortly, as a burst of its own, rather than left stale until the next change.
+            first = last = SteadyClock::now() + kRetry - kQuiet;
+            pending = true;
         }
     };
     look();

@@ -334,10 +334,14 @@ TEST_CASE(
     h.spawn_wt("w3", "printf 'bee2\\n' > src/b.txt; " + commit +
                          " w3; touch \"$TEAM_WORKTREE.done\"; exec sleep 600");
     REQUIRE(eventually([&] { return done(h, "w1") && done(h, "w2") && done(h, "w3"); }));
-    // Each agent's watcher records what changed within a second (team/worktree_watch.hpp).
+    // Each agent's watcher records what changed within a second (team/worktree_watch.hpp). Until
+    // every watcher has recorded, a look asks git itself, which may be fresher than the watchers'
+    // first records: wait for the watchers' own.
     REQUIRE(eventually([&] {
-        return h.state("w2")["untracked"] == 1 && h.state("w1")["conflictsWith"].size() == 1 &&
-               h.state("w2")["conflictsWith"].size() == 1;
+        auto w1 = h.state("w1"), w2 = h.state("w2"), w3 = h.state("w3");
+        return w1["source"] == "watcher" && w2["source"] == "watcher" &&
+               w3["source"] == "watcher" && w2["untracked"] == 1 &&
+               w1["conflictsWith"].size() == 1 && w2["conflictsWith"].size() == 1;
     }));
     auto w1 = h.state("w1");
     INFO(w1.dump());
@@ -349,6 +353,7 @@ TEST_CASE(
     CHECK(w1["conflictsWith"][0]["agent"] == "w2");
     CHECK(w1["conflictsWith"][0]["files"] == Json::array({"src/a.txt"}));
     auto w2 = h.state("w2");
+    INFO(w2.dump());
     CHECK(w2["untracked"] == 1);  // u.txt
     CHECK(w2["conflictsWith"][0]["agent"] == "w1");
     CHECK(h.state("w3")["conflictsWith"].empty());
