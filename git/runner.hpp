@@ -37,9 +37,10 @@ class Git {
 
 // The real runner: git started with posix_spawn (nothing of ours runs in the child before exec,
 // so any thread may run it), output through memory files, input through a pipe, a timeout on
-// every call (past it git is killed, and the result is 124). The child's environment is this process's without the
-// variables that would point git elsewhere (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE and the rest
-// of `git rev-parse --local-env-vars`), with prompts off, plus the call's own.
+// every call (past it git is killed, and the result is 124). The child's environment is this
+// process's without the variables that would point git elsewhere (GIT_DIR, GIT_WORK_TREE,
+// GIT_INDEX_FILE and the rest of `git rev-parse --local-env-vars`), with prompts off, plus the
+// call's own.
 class GitProcess final : public Git {
   public:
     GitResult run(const GitCall& call) override;
