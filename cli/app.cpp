@@ -157,6 +157,7 @@ const Command kCommands[] = {
     {"attach", add_attach_command},
     {"logs", add_logs_command},
     {"prompt", add_prompt_command},
+    {"wait", add_wait_command},
     {"send", add_send_command},
     {"inbox", add_inbox_command},
     {"task", add_task_command},
@@ -171,6 +172,7 @@ const Command kCommands[] = {
     {"shell", add_shell_command},
     {"session", add_session_command},
     {"run", add_run_command},
+    {"config", add_config_command},
     {"doctor", add_doctor_command},
     {"store", add_store_command},
     {"host", add_host_command},
@@ -178,6 +180,9 @@ const Command kCommands[] = {
     {"__agent", add_supervise_command},  // declares the three hidden supervisors
     {"__acp", add_supervise_command},
     {"__watch", add_supervise_command},
+    {"__report", add_supervise_command},
+    {"__screen", add_supervise_command},
+    {"__notify", add_supervise_command},
     {"__link", add_supervise_command},
     {"__keeper", add_supervise_command},
     {"__channel", add_supervise_command},
@@ -194,6 +199,9 @@ void add_commands(CLI::App& app, const char* only) {
         if (only ? std::strcmp(c.name, only) == 0
                  : std::strcmp(c.name, "__agent") != 0 && std::strcmp(c.name, "__acp") != 0 &&
                        std::strcmp(c.name, "__watch") != 0 && std::strcmp(c.name, "__link") != 0 &&
+                       std::strcmp(c.name, "__report") != 0 &&
+                       std::strcmp(c.name, "__screen") != 0 &&
+                       std::strcmp(c.name, "__notify") != 0 &&
                        std::strcmp(c.name, "__keeper") != 0 &&
                        std::strcmp(c.name, "__channel") != 0 &&
                        std::strcmp(c.name, "__complete") != 0) {

@@ -72,6 +72,57 @@ void print_acp(const Output& out, const nlohmann::json& agents) {
     }
 }
 
+// "3s", "12m", "2h": how long, as short as a table cell wants it.
+std::string short_age(EpochMs ms) {
+    long long s = std::max<long long>(0, ms / 1000);
+    if (s < 60) return std::to_string(s) + "s";
+    if (s < 3600) return std::to_string(s / 60) + "m";
+    if (s < 86400) return std::to_string(s / 3600) + "h";
+    return std::to_string(s / 86400) + "d";
+}
+
+// What an agent is doing and for how long (SPEC 17): "working 12s", "waiting 3s"; "-" when
+// nothing says.
+std::string activity_cell(const Output& out, const nlohmann::json& a, EpochMs now) {
+    if (!a.contains("activity") || !a["activity"].is_object()) return "-";
+    const auto& act = a["activity"];
+    std::string state = act.value("state", "");
+    std::string age = act["since"].is_string()
+                          ? " " + short_age(now - parse_iso8601(act["since"].get<std::string>()))
+                          : "";
+    if (state == "waiting") return out.yellow(state + age);
+    if (state == "working") return out.green(state + age);
+    if (state == "ended") return out.dim(state);
+    return state + age;
+}
+
+// The agents that wait for a person, below the table: on what, and what answers.
+void print_waiting(const Output& out, const nlohmann::json& agents) {
+    for (const auto& a : agents) {
+        if (!a.contains("activity") || !a["activity"].is_object()) continue;
+        const auto& act = a["activity"];
+        if (act.value("state", "") != "waiting") continue;
+        const auto& on = act["waitingOn"];
+        std::string what = "a person";
+        if (on.is_object()) {
+            what = on.value("kind", "") == "question" ? "an answer" : "a permission";
+            if (on.contains("tool") && on["tool"].is_string())
+                what += ": " + on["tool"].get<std::string>();
+            for (const char* key : {"command", "file", "text"}) {
+                if (on.contains(key) && on[key].is_string()) {
+                    what += " " + cell(on[key].get<std::string>(), 80);
+                    break;
+                }
+            }
+        }
+        std::string answer = on.is_object() && on.contains("answer") && on["answer"].is_string()
+                                 ? on["answer"].get<std::string>()
+                                 : "team attach " + a["name"].get<std::string>();
+        out.line(out.yellow(a["name"].get<std::string>() + " waits for " + what) + "  (" +
+                 answer + ")");
+    }
+}
+
 }  // namespace
 
 void add_agents_command(CLI::App& app) {
@@ -84,7 +135,8 @@ void add_agents_command(CLI::App& app) {
         }
         auto now = ctx.clock().now();
         const auto& open = r.view["openTasks"];
-        Table table({"NAME", "STATUS", "PANE", "PID", "COLOR", "TASKS", "AGE", "EXIT"});
+        Table table(
+            {"NAME", "STATUS", "ACTIVITY", "PANE", "PID", "COLOR", "TASKS", "AGE", "EXIT"});
         for (const auto& a : r.doc) {
             std::string name = a["name"], status = a["status"];
             bool live = parse_state<AgentStatus>(status) != AgentStatus::terminated;
@@ -101,13 +153,15 @@ void add_agents_command(CLI::App& app) {
                 pane = "on " + a["host"].get<std::string>() +
                        (state == "up" || state.empty() ? "" : " (" + state + ")");
             }
-            table.add({name, live ? out.green(status) : out.dim(status), pane,
+            table.add({name, live ? out.green(status) : out.dim(status),
+                       activity_cell(out, a, now), pane,
                        a["pid"].is_number() ? a["pid"].dump() : "-",
                        a["color"].is_string() ? a["color"].get<std::string>() : "-",
                        live && open.contains(name) ? open[name].dump() : "-",
                        relative_time(parse_iso8601(a["createdAt"]), now), exit});
         }
         table.print(out);
+        print_waiting(out, r.doc);
         print_worktrees(out, r.doc);
         print_acp(out, r.doc);
     });

@@ -1,5 +1,6 @@
 // team prompt NAME TEXT [--no-enter]
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/op_command.hpp"
@@ -12,8 +13,16 @@ void add_prompt_command(CLI::App& app) {
         const auto& d = r.doc;
         std::string agent = d["agentId"].get<std::string>();
         if (!d.contains("turn")) {
-            ctx.out().line("typed " + d["bytes"].dump() + " bytes into " + agent + " (" +
-                           d["paneId"].get<std::string>() + ")");
+            if (d["success"] == false) {
+                // Typed, not taken: why, and what the screen showed (SPEC 17).
+                std::cerr << "team: error: " << d["error"].get<std::string>() << "\n";
+                return;
+            }
+            std::string how = d.value("how", "");
+            ctx.out().line((d["taken"] == true ? agent + " took the text" : "typed " +
+                            d["bytes"].dump() + " bytes into " + agent) +
+                           " (" + d["paneId"].get<std::string>() +
+                           (how == "report" ? ", by its report" : "") + ")");
             return;
         }
         // An ACP agent: its turn, queued, or how it ended.
@@ -29,6 +38,9 @@ void add_prompt_command(CLI::App& app) {
         }
     });
     cmd->footer(
+        "It returns once the agent took the text: its report of a submitted prompt (a preset's\n"
+        "hooks), or its terminal's input read, the cursor's line cleared and output following.\n"
+        "Text left unread or sitting in an input box fails at --timeout (exit 1), with the screen.\n"
         "A terminal in line mode takes at most 4095 characters per line.\n"
         "An ACP agent (spawn --acp) gets TEXT as a prompt turn, queued after the others;\n"
         "--wait returns when it ends, its exit code saying the stop reason: end_turn 0,\n"

@@ -47,6 +47,39 @@ void add_supervise_command(CLI::App& app) {
     watch->group("");
     watch->add_option("ID", *watch_id)->required();
 
+    // team __report --home DIR NAME@TEAM KIND EVENT [JSON]: an agent's hook reporting what it
+    // does (team/hook_reports.hpp), wired by its preset.
+    struct ReportOptions {
+        std::string agent, kind, event;
+        std::optional<std::string> payload;
+    };
+    auto r = std::make_shared<ReportOptions>();
+    auto* report = add_command(app, "__report", "", [r](Context& ctx) {
+        return ops::report_hook(ctx, r->agent, r->kind, r->event, r->payload);
+    });
+    report->group("");
+    report->add_option("AGENT", r->agent)->required();
+    report->add_option("KIND", r->kind)->required();
+    report->add_option("EVENT", r->event)->required();
+    report->add_option("JSON", r->payload);
+
+    // team __screen --home DIR ID: an agent's pane output, piped by tmux (team/screen_watch.hpp).
+    auto screen_id = std::make_shared<std::int64_t>(0);
+    auto* screen = add_command(app, "__screen", "", [screen_id](Context& ctx) {
+        return ops::watch_screen(ctx, *screen_id);
+    });
+    screen->group("");
+    screen->add_option("ID", *screen_id)->required();
+
+    // team __notify --home DIR CMD: runs the home's notify command for the event on stdin
+    // (team/notify.hpp).
+    auto notify_command = std::make_shared<std::string>();
+    auto* notify = add_command(app, "__notify", "", [notify_command](Context& ctx) {
+        return ops::run_notify(ctx, *notify_command);
+    });
+    notify->group("");
+    notify->add_option("CMD", *notify_command)->required();
+
     // team __link --home DIR --ssh DEST --team-path PATH NAME: the home's link to a host
     // (hosts/link.hpp), started by the first command that needs it.
     struct LinkOptions {

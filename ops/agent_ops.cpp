@@ -1,4 +1,5 @@
 // The operations of agents (SPEC 4): spawn, list, attach, prompt (logs: ops/log_ops.cpp).
+#include "base/duration.hpp"
 #include "base/programs.hpp"
 #include "hosts/keeper.hpp"
 #include "ops/agent_rows.hpp"
@@ -8,6 +9,7 @@
 #include "tasks/tasks.hpp"
 #include "team/acp_agents.hpp"
 #include "team/agents.hpp"
+#include "team/prompt_taken.hpp"
 
 namespace team::ops {
 
@@ -123,7 +125,11 @@ Result prompt_acp_agent(Request& r, const AgentRecord& agent, const std::string&
     AcpAgents acp(r.core.store(), r.core.clock());
     AcpTurnRow turn = acp.prompt(agent, r.caller(), text);
     bool ended = false, wait = r.args.flag("wait");
-    if (wait) turn = acp.wait_turn(turn.id, r.args.duration("timeout"), ended);
+    // A turn may take as long as it takes unless --timeout says otherwise (its default is a
+    // pane's, for taking the text).
+    std::optional<std::chrono::milliseconds> limit;
+    if (r.args.has("timeout")) limit = r.args.duration("timeout");
+    if (wait) turn = acp.wait_turn(turn.id, limit, ended);
     nlohmann::json doc = {{"success", true}, {"agentId", agent.id_string()}};
     doc.update(to_json(turn));
     if (wait && !ended) {
@@ -153,20 +159,45 @@ Result prompt_agent(Request& r) {
     AgentRecord agent = agents.find(*r.team, r.args.string("name"), true);
     if (AcpAgents(r.core.store(), r.core.clock()).is_acp(agent))
         return prompt_acp_agent(r, agent, text);
-    if (r.args.flag("wait") || r.args.has("timeout")) {
-        throw usage_error(r.args.label("wait") + " and " + r.args.label("timeout") +
-                          " are for ACP agents (spawn --acp), whose turns end with a stop reason");
+    if (r.args.flag("wait")) {
+        throw usage_error(r.args.label("wait") +
+                          " is for ACP agents (spawn --acp), whose turns end with a stop reason");
     }
     if (!agent.live()) {
         throw refused("agent " + quote(agent.name) + " is terminated (" +
                       agent.exit_reason.value_or("ended") + "); there is no pane to type into");
     }
     if (!agent.pane_id) throw refused("agent " + quote(agent.name) + " has no pane yet");
-    agents.server().type_text(*agent.pane_id, text, !r.args.flag("no_enter"));
-    return Result({{"success", true},
-                   {"agentId", agent.id_string()},
-                   {"paneId", *agent.pane_id},
-                   {"bytes", text.size()}});
+    nlohmann::json doc = {{"success", true},
+                          {"agentId", agent.id_string()},
+                          {"paneId", *agent.pane_id},
+                          {"bytes", text.size()}};
+    if (r.args.flag("no_enter")) {
+        if (r.args.has("timeout")) {
+            throw usage_error(r.args.label("timeout") + " is how long to wait for the agent to "
+                              "take the text, which " + r.args.label("no_enter") + " never sends");
+        }
+        agents.server().type_text(*agent.pane_id, text, false);
+        doc["taken"] = false;
+        return Result(doc);
+    }
+    // Typed is not taken (SPEC 17): until the agent took it, or fail saying what it shows.
+    auto timeout = *r.args.duration("timeout");
+    auto taken = type_and_wait_taken(r.core.store(), r.core.tmux(), agent.id, *agent.pane_id, text,
+                                     timeout, r.core.clock());
+    doc["taken"] = taken.taken;
+    if (taken.taken) {
+        doc["how"] = taken.how;
+        return Result(doc);
+    }
+    doc["success"] = false;
+    doc["code"] = code_name(ErrorCode::failed);
+    doc["error"] = "agent " + quote(agent.name) + " did not take the text within " +
+                   format_duration(timeout) +
+                   " (nothing read it, or it still sits in an input line); its screen:\n" +
+                   taken.screen;
+    doc["screen"] = taken.screen;
+    return Result(doc, 1);
 }
 
 }  // namespace
@@ -302,8 +333,10 @@ const Operation prompt_agent_op{
                      "(end_turn 0, cancelled 130, another 5, failed 1)"},
             {.name = "timeout",
              .type = Type::duration,
-             .help = "with --wait: how long at most (exit 124)",
-             .placeholder = "DUR"},
+             .help = "a pane agent: how long it may take to take the text (exit 1 after); an "
+                     "ACP agent with --wait: how long the turn may take (exit 124)",
+             .placeholder = "DUR",
+             .default_text = "10s"},
         },
     .access = Access::write,
     .waits = true,

@@ -4,8 +4,10 @@
 #include <string>
 #include <utility>
 
+#include "state/agent_activity_rows.hpp"
 #include "state/host_rows.hpp"
 #include "team/acp_agents.hpp"
+#include "team/agent_activity.hpp"
 #include "team/agents.hpp"
 #include "team/worktrees.hpp"
 
@@ -18,6 +20,8 @@ nlohmann::json agent_rows(Core& core, const TeamRecord& team,
     auto states = Worktrees(core.store(), core.clock()).agent_states(team, agents);
     // The session of each ACP agent (SPEC 15); one query when none is.
     auto acp = AcpAgents(core.store(), core.clock()).states(team);
+    // What each is doing (SPEC 17); one query.
+    auto activity = team_agent_activity(core.store(), team.id);
     // Each agent's host (SPEC 16): a host of the store by name, and its state; null for one of
     // no host (this machine, or a home that is not a host).
     std::map<std::string, std::pair<std::string, std::string>> hosts;
@@ -35,6 +39,8 @@ nlohmann::json agent_rows(Core& core, const TeamRecord& team,
         if (host != hosts.end()) doc.back()["hostState"] = host->second.second;
         if (auto s = states.find(a.name); s != states.end()) doc.back()["worktree"] = *s;
         if (auto s = acp.find(a.id); s != acp.end()) doc.back()["acp"] = s->second;
+        auto row = activity.find(a.id);
+        doc.back()["activity"] = activity_json(a, row == activity.end() ? nullptr : &row->second);
     }
     return doc;
 }

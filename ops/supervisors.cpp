@@ -1,11 +1,21 @@
 #include "ops/supervisors.hpp"
 
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
 #include "hosts/keeper.hpp"
 #include "hosts/link_daemon.hpp"
 #include "ops/remote.hpp"
 #include "shells/shells.hpp"
+#include "state/members.hpp"
+#include "state/teams.hpp"
 #include "team/acp_host.hpp"
+#include "team/agent_activity.hpp"
 #include "team/agents.hpp"
+#include "team/hook_reports.hpp"
+#include "team/notify.hpp"
+#include "team/screen_watch.hpp"
 #include "team/worktree_watch.hpp"
 
 namespace team::ops {
@@ -24,6 +34,42 @@ int host_acp_agent(Core& core, std::int64_t agent_id) {
 
 int watch_worktree(Core& core, std::int64_t agent_id) {
     return team::watch_worktree(core.store(), agent_id);
+}
+
+int report_hook(Core& core, const std::string& agent, const std::string& kind,
+                const std::string& event, const std::optional<std::string>& payload) {
+    try {
+        if (!is_hook_kind(kind)) return 0;
+        std::string text;
+        if (payload) {
+            text = *payload;
+        } else {
+            text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+        }
+        auto doc = nlohmann::json::parse(text, nullptr, false);
+        if (doc.is_discarded()) doc = nlohmann::json::object();
+        auto report = hook_report(kind, event, doc);
+        if (!report) return 0;
+        auto at = agent.rfind('@');
+        if (at == std::string::npos) return 0;
+        Store& store = core.store();
+        auto team = find_team(store, agent.substr(at + 1));
+        if (!team) return 0;
+        auto member = find_member(store, *team, agent.substr(0, at));
+        if (!member || !member->live()) return 0;
+        AgentActivity(store, core.clock()).report(member->id, *report);
+    } catch (const std::exception& e) {
+        std::cerr << "team __report: " << e.what() << "\n";
+    }
+    return 0;
+}
+
+int watch_screen(Core& core, std::int64_t agent_id) {
+    return team::watch_screen(core.store(), agent_id);
+}
+
+int run_notify(Core& core, const std::string& command) {
+    return team::run_notify(core.home(), command);
 }
 
 int run_link(Core& core, const std::string& name, const std::string& ssh,

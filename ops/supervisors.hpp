@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ops/core.hpp"
@@ -25,6 +26,18 @@ int host_acp_agent(Core& core, std::int64_t agent_id);
 // Watches the worktree of agent `agent_id` (team/worktree_watch.hpp), started by its pane
 // supervisor, while the agent lives.
 int watch_worktree(Core& core, std::int64_t agent_id);
+
+// What an agent's hook reports (team/hook_reports.hpp): `team __report NAME@TEAM KIND EVENT
+// [JSON]`, the hook's JSON as the last argument or else on stdin. Prints nothing (a hook's
+// stdout is read by its agent) and returns 0 whatever happens: a report never stops the agent.
+int report_hook(Core& core, const std::string& agent, const std::string& kind,
+                const std::string& event, const std::optional<std::string>& payload);
+
+// Reads an agent's pane output from stdin (team/screen_watch.hpp), started by tmux pipe-pane.
+int watch_screen(Core& core, std::int64_t agent_id);
+
+// Runs the home's notify command for the event on stdin (team/notify.hpp).
+int run_notify(Core& core, const std::string& command);
 
 // The three processes of hosts (SPEC 16): `team __link NAME`, the home's link to host NAME
 // (hosts/link.hpp); `team __keeper`, the keeper of this home's lease when it is a host

@@ -16,6 +16,8 @@ extern const Operation add_task_op, list_tasks_op, show_task_op, claim_task_op, 
 extern const Operation kill_agent_op, approve_shutdown_op, reject_shutdown_op, confirm_shutdown_op,
     shutdown_status_op, teardown_op;
 extern const Operation list_activity_op;
+extern const Operation wait_agents_op, config_list_op, config_get_op, config_set_op,
+    config_unset_op;
 extern const Operation diff_agent_op, merge_agent_op, merge_check_op, list_worktrees_op,
     restore_worktree_op, remove_worktree_op, gc_worktrees_op, repair_worktrees_op;
 extern const Operation cancel_turn_op, list_permissions_op, answer_permission_op,

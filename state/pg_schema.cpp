@@ -294,7 +294,7 @@ struct PgMigration {
     int version;
     const char* sql;
 };
-constexpr std::array<PgMigration, 3> kPgMigrations{{
+constexpr std::array<PgMigration, 4> kPgMigrations{{
     // 11: the home each agent and shell lives in (state/schema.cpp's migration 11).
     {11, R"sql(
 ALTER TABLE agents ADD COLUMN home_id TEXT;
@@ -324,6 +324,26 @@ ALTER TABLE tasks ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE worktrees ADD COLUMN git_state TEXT;
 ALTER TABLE worktrees ADD COLUMN git_state_at BIGINT;
 ALTER TABLE worktrees ADD COLUMN git_conflicts TEXT;
+)sql"},
+    // 14: each agent's activity and the settings (state/schema.cpp's migration 14).
+    {14, R"sql(
+CREATE TABLE agent_activity (
+    agent_id    BIGINT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    state       TEXT NOT NULL CHECK (state IN ('starting', 'working', 'waiting', 'idle')),
+    since       BIGINT NOT NULL,
+    source      TEXT NOT NULL,
+    waiting_on  TEXT,
+    reported_at BIGINT NOT NULL,
+    prompted_at BIGINT
+);
+CREATE TABLE config (
+    team_id BIGINT REFERENCES teams(id) ON DELETE CASCADE,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    set_at  BIGINT NOT NULL,
+    set_by  TEXT NOT NULL
+);
+CREATE UNIQUE INDEX config_key ON config(COALESCE(team_id, 0), key);
 )sql"},
 }};
 

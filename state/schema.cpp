@@ -381,6 +381,28 @@ ALTER TABLE worktrees ADD COLUMN git_state TEXT;
 ALTER TABLE worktrees ADD COLUMN git_state_at INTEGER;
 ALTER TABLE worktrees ADD COLUMN git_conflicts TEXT;
 )sql",
+    // 14: what each agent is doing (SPEC 17): its activity as its best source last reported it
+    // (team/agent_activity.hpp), with what it waits on and when it last took a prompt; and the
+    // settings of the home (team_id NULL) and of each team (team/config.hpp).
+    R"sql(
+CREATE TABLE agent_activity (
+    agent_id    INTEGER PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    state       TEXT NOT NULL CHECK (state IN ('starting', 'working', 'waiting', 'idle')),
+    since       INTEGER NOT NULL,
+    source      TEXT NOT NULL,             -- hooks, acp, screen: who said so
+    waiting_on  TEXT,                      -- JSON, when waiting: {kind, tool, command, file, text}
+    reported_at INTEGER NOT NULL,          -- the source's last report
+    prompted_at INTEGER                    -- its last report of a submitted prompt
+);
+CREATE TABLE config (
+    team_id INTEGER REFERENCES teams(id) ON DELETE CASCADE,  -- NULL: the home's
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    set_at  INTEGER NOT NULL,
+    set_by  TEXT NOT NULL
+);
+CREATE UNIQUE INDEX config_key ON config(COALESCE(team_id, 0), key);
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -7,8 +7,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "state/db.hpp"
 
@@ -51,16 +53,24 @@ class Store {
             if constexpr (std::is_void_v<decltype(fn())>) {
                 fn();
                 db_->commit_write();
+                run_after_commit();
             } else {
                 auto result = fn();
                 db_->commit_write();
+                run_after_commit();
                 return result;
             }
         } catch (...) {
+            after_commit_.clear();
             db_->rollback_write();
             throw;
         }
     }
+
+    // Inside a write(): runs `fn` once that write has committed (never when it rolls back), in
+    // this thread, before write() returns: what the write decided that must not happen unless
+    // it is kept (a notify command run for an agent's end). `fn` must not throw.
+    void after_commit(std::function<void()> fn) { after_commit_.push_back(std::move(fn)); }
 
     // Waits until the write under way, if any, has ended, so that its commit is visible to
     // this process. SQLite: the writers' turn taken shared for an instant (sqlite_db.hpp);
@@ -74,8 +84,15 @@ class Store {
   private:
     std::filesystem::path home_;
     std::string url_;
+    void run_after_commit() {
+        auto pending = std::move(after_commit_);
+        after_commit_.clear();
+        for (auto& fn : pending) fn();
+    }
+
     std::unique_ptr<Db> db_;
     std::string home_id_;
+    std::vector<std::function<void()>> after_commit_;
 };
 
 // The store the home uses: --store/$TEAM_STORE when set (non-empty), else the home's config

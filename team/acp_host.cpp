@@ -13,12 +13,14 @@
 #include "base/programs.hpp"
 #include "state/acp_rows.hpp"
 #include "state/activity.hpp"
+#include "state/agent_activity_rows.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
 #include "state/messages.hpp"
 #include "state/teams.hpp"
 #include "team/acp_store_host.hpp"
 #include "team/acp_transcript_writer.hpp"
+#include "team/agent_activity.hpp"
 #include "team/messages.hpp"
 #include "team/shutdown.hpp"
 #include "tmux/server.hpp"
@@ -104,6 +106,15 @@ int host_acp_agent(Store& store, std::int64_t agent_id) {
                 append_activity(
                     store.db(), team->id, clock.now(), agent->id_string(), "acp_ready",
                     {{"agentId", agent->id_string()}, {"sessionId", client.session_id()}});
+                // Ready for a prompt: idle, unless a queued turn has started already.
+                auto now = load_agent_activity(store, agent_id);
+                if (!now || now->state == "starting") {
+                    ActivityReport ready;
+                    ready.state = "idle";
+                    ready.source = "acp";
+                    ready.event = "session ready";
+                    AgentActivity(store, clock).report_in_write(agent_id, ready);
+                }
             });
         });
         print_in_pane("team: session " + client.session_id() + " ready\n");

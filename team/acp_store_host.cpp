@@ -9,6 +9,7 @@
 #include "state/acp_rows.hpp"
 #include "state/activity.hpp"
 #include "state/members.hpp"
+#include "team/agent_activity.hpp"
 #include "team/messages.hpp"
 
 namespace team {
@@ -78,16 +79,19 @@ void StoreHost::permission_requested(const acp::PermissionRequest& request) {
             row.options = options;
             row.created_at = clock_.now();
             std::int64_t id = insert_acp_permission(store_, row);
-            if (auto leader = find_leader(store_, team_.id)) {
-                post_message(store_.db(), team_, agent_.name, *leader, "permission_request",
-                             agent_.name + " asks permission: " + title +
-                                 " (team permission allow|deny " + std::to_string(id) + ")",
-                             {{"permission", id},
-                              {"agent", agent_.name},
-                              {"toolCall", tool},
-                              {"options", options}},
-                             row.created_at);
-            }
+            // The agent waits for a person (SPEC 17): the leader's one needs_input message
+            // carries the request, and what answers it.
+            ActivityReport waiting;
+            waiting.state = "waiting";
+            waiting.source = "acp";
+            waiting.event = "session/request_permission";
+            waiting.waiting_on = {{"kind", "permission"},
+                                  {"tool", title},
+                                  {"permission", id},
+                                  {"answer", "team permission allow|deny " + std::to_string(id)}};
+            if (tool.is_object() && tool.contains("kind")) waiting.waiting_on["toolKind"] = tool["kind"];
+            waiting.data = {{"permission", id}, {"toolCall", tool}, {"options", options}};
+            AgentActivity(store_, clock_).report_in_write(agent_.id, waiting);
             append_activity(
                 store_.db(), team_.id, row.created_at, agent_.id_string(), "permission_requested",
                 {{"agentId", agent_.id_string()}, {"permission", id}, {"title", title}});
@@ -107,6 +111,12 @@ void StoreHost::permission_closed(std::int64_t number, const std::string& how) {
             std::optional<std::string> answer;
             if (state == "answered") answer = how;
             close_acp_permission(store_, row->id, state, answer, clock_.now());
+            // Answered or not, the turn goes on (or ends, and says so).
+            ActivityReport going_on;
+            going_on.state = "working";
+            going_on.source = "acp";
+            going_on.event = "permission " + state;
+            AgentActivity(store_, clock_).report_in_write(agent_.id, going_on);
             append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
                             state == "answered" ? "permission_answered" : "permission_closed",
                             {{"agentId", agent_.id_string()},
@@ -123,6 +133,12 @@ void StoreHost::turn_started(int number) {
     with_store([&] {
         store_.write([&] {
             set_acp_turn_running(store_, *row);
+            ActivityReport working;
+            working.state = "working";
+            working.source = "acp";
+            working.event = "turn started";
+            working.prompt_taken = true;
+            AgentActivity(store_, clock_).report_in_write(agent_.id, working);
             append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
                             "acp_turn_started", {{"agentId", agent_.id_string()}, {"turn", *row}});
         });
@@ -144,6 +160,13 @@ void StoreHost::turn_ended(int number, const acp::TurnResult& result) {
     with_store([&] {
         store_.write([&] {
             end_acp_turn(store_, *row, reason, error, clock_.now());
+            // Its turn over, it waits for the next prompt: idle, unless another is queued
+            // (that turn's start says working again).
+            ActivityReport idle;
+            idle.state = "idle";
+            idle.source = "acp";
+            idle.event = "turn ended";
+            AgentActivity(store_, clock_).report_in_write(agent_.id, idle);
             append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
                             "acp_turn_ended",
                             {{"agentId", agent_.id_string()},

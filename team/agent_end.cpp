@@ -15,6 +15,7 @@
 #include "state/task_rows.hpp"
 #include "state/worktree_rows.hpp"
 #include "team/messages.hpp"
+#include "team/notify.hpp"
 #include "team/shutdown_parts.hpp"
 
 namespace team {
@@ -46,6 +47,17 @@ std::optional<std::vector<std::string>> mark_terminated(Store& store, const Agen
         nlohmann::json moved = {{"from", agent.id_string()}, {"tasks", tasks}};
         if (how.reassign_to) moved["to"] = *how.reassign_to;
         append_activity(db, agent.team_id, at, how.actor, "tasks_reassigned", moved);
+    }
+    // The home's notify command hears of the end once it is kept (SPEC 17).
+    if (!agent.is_leader) {
+        notify_after_commit(store, {{"event", "ended"},
+                                    {"team", agent.team},
+                                    {"agent", agent.name},
+                                    {"agentId", agent.id_string()},
+                                    {"exitReason", how.reason},
+                                    {"exitCode", details["exitCode"]},
+                                    {"signal", details["signal"]},
+                                    {"at", iso8601(at)}});
     }
     return tasks;
 }

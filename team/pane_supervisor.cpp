@@ -12,12 +12,14 @@
 #include "proc/signals.hpp"
 #include "proc/supervisor.hpp"
 #include "state/acp_rows.hpp"
+#include "state/agent_activity_rows.hpp"
 #include "state/members.hpp"
 #include "state/supervisor_bell.hpp"
 #include "state/worktree_rows.hpp"
 #include "team/agent_end.hpp"
 #include "team/agent_screen.hpp"
 #include "team/agents.hpp"
+#include "team/screen_watch.hpp"
 #include "team/worktrees.hpp"
 
 namespace team {
@@ -83,6 +85,14 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         spec.bell_fd = [&bell] { return bell.fd(); };
         spec.bell_rang = [&bell] { return bell.check(); };
         spec.bell_retry = SupervisorBell::kRetry;
+    }
+    // An agent that says nothing of itself: its pane's output says whether it works
+    // (team/screen_watch.hpp), from its first byte.
+    if (!pane_id.empty()) {
+        auto activity = load_agent_activity(store, agent_id);
+        if (activity && activity->source == "screen") {
+            start_screen_watch(client, pane_id, store.home(), agent_id);
+        }
     }
     try {
         supervisor.start(spec);

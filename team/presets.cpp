@@ -10,6 +10,7 @@
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "base/programs.hpp"
+#include "base/text.hpp"
 #include "team/agent_instructions.hpp"
 
 namespace team {
@@ -38,6 +39,31 @@ std::string toml_array(const std::vector<std::string>& items) {
     return out + "]";
 }
 
+// The shell command a hook of the agent runs: `team --home HOME __report NAME@TEAM KIND EVENT`,
+// the hook's JSON on its stdin (team/hook_reports.hpp). Quoted for sh, whatever the home holds.
+std::string report_command(const std::string& binary, const PresetTarget& t,
+                           const std::string& event) {
+    return shell_quote(binary) + " --home " + shell_quote(t.home.string()) + " __report " +
+           shell_quote(t.agent + "@" + t.team) + " " + t.preset + " " + event;
+}
+
+// Hooks in the form Claude Code's settings and Gemini CLI's take: each event, one command,
+// ended after `timeout` (Claude Code counts it in seconds, Gemini CLI in milliseconds).
+nlohmann::json hooks_of(const std::string& binary, const PresetTarget& t,
+                        const std::vector<std::string>& events,
+                        const std::vector<std::string>& tool_events, int timeout) {
+    nlohmann::json hooks = nlohmann::json::object();
+    for (const auto& e : events) {
+        nlohmann::json entry = {
+            {"hooks", {{{"type", "command"}, {"command", report_command(binary, t, e)},
+                        {"timeout", timeout}}}}};
+        if (std::find(tool_events.begin(), tool_events.end(), e) != tool_events.end())
+            entry["matcher"] = "*";
+        hooks[e] = nlohmann::json::array({entry});
+    }
+    return hooks;
+}
+
 }  // namespace
 
 PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& argv) {
@@ -61,15 +87,27 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
         // takes values up to the next flag: a flag follows each); --append-system-prompt keeps
         // Claude Code's own system prompt.
         nlohmann::json config = {{"mcpServers", {{"team", server}}}};
-        flags = {"--mcp-config",           config.dump(), "--allowedTools", "mcp__team",
-                 "--append-system-prompt", instructions};
+        // --settings takes JSON text too, merged over the user's: the hooks that report what
+        // the agent does (SPEC 17).
+        nlohmann::json settings = {
+            {"hooks", hooks_of(binary, t,
+                               {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+                                "PermissionRequest", "Notification", "Stop"},
+                               {"PreToolUse", "PostToolUse", "PermissionRequest"},
+                               10)}};  // seconds
+        flags = {"--mcp-config",           config.dump(),   "--allowedTools", "mcp__team",
+                 "--append-system-prompt", instructions,    "--settings",     settings.dump()};
     } else if (t.preset == "codex") {
         // -c overrides ~/.codex/config.toml, a value parsed as TOML. The server's tools are
         // approved (Codex's TUI asks before each call otherwise); its own tools ask as set.
         flags = {"-c", "mcp_servers.team.command=" + toml_string(binary),
                  "-c", "mcp_servers.team.args=" + toml_array(mcp_args(t)),
                  "-c", "mcp_servers.team.default_tools_approval_mode=" + toml_string("approve"),
-                 "-c", "developer_instructions=" + toml_string(instructions)};
+                 "-c", "developer_instructions=" + toml_string(instructions),
+                 // Its notify program hears of each turn's end, the JSON as its last argument
+                 // (team/hook_reports.hpp).
+                 "-c", "notify=" + toml_array({binary, "--home", t.home.string(), "__report",
+                                               t.agent + "@" + t.team, "codex", "notify"})};
     } else {
         // Gemini CLI has no flag for an MCP server: it reads a system settings file named by
         // GEMINI_CLI_SYSTEM_SETTINGS_PATH (where it reads it: gemini_settings_skipped). A
@@ -77,7 +115,13 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
         // offer them at all. Its instructions come from the server's `instructions`.
         w.file = t.home / "presets" / (t.team + "." + t.agent + ".gemini.json");
         server["trust"] = true;
-        w.file_content = nlohmann::json{{"mcpServers", {{"team", server}}}}.dump(2) + "\n";
+        nlohmann::json settings = {
+            {"mcpServers", {{"team", server}}},
+            {"hooks", hooks_of(binary, t,
+                               {"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool",
+                                "Notification", "AfterAgent"},
+                               {"BeforeTool", "AfterTool"}, 10000)}};  // milliseconds
+        w.file_content = settings.dump(2) + "\n";
         w.env.push_back("GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + w.file.string());
     }
     w.argv.insert(w.argv.begin() + 1, flags.begin(), flags.end());

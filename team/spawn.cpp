@@ -25,6 +25,7 @@
 #include "state/worktree_rows.hpp"
 #include "team/acp_agents.hpp"
 #include "team/agents.hpp"
+#include "team/agent_activity.hpp"
 #include "team/presets.hpp"
 
 namespace team {
@@ -115,6 +116,12 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
              static_cast<std::int64_t>(proc::start_time_of(::getpid()).value_or(0))});
         agent.log_file = agents.log_path(team, agent).string();
         set_agent_log_file(store, agent.id, *agent.log_file);
+        // Who says what it is doing (SPEC 17): its host, its preset's hooks, else its screen.
+        start_agent_activity(store, agent.id,
+                             request.acp_policy ? "acp"
+                             : request.preset   ? "hooks"
+                                                : "screen",
+                             agent.created_at);
         if (request.acp_policy) {
             AcpSessionRow session;
             session.agent_id = agent.id;

@@ -1,0 +1,36 @@
+// A prompt that is taken (SPEC 17): `team prompt A TEXT` returns once the agent has taken the
+// text, and fails with what the screen showed when it did not within the timeout. Text left
+// sitting in an input box is never reported delivered.
+//
+// Taken is, whichever comes first after the text was typed:
+//   - an agent with hooks (a preset): its report of a submitted prompt (UserPromptSubmit,
+//     BeforeAgent), which moves its activity's prompted_at past the typing;
+//   - any pane agent: its terminal's input queue is empty (the program read what was typed; a
+//     program that does not read, `sleep`, leaves it there), the line the cursor is on no longer
+//     shows the end of the text (an input box that kept it still does), and the screen is not
+//     what it was before the typing (output followed).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "base/time.hpp"
+#include "state/store.hpp"
+#include "tmux/tmux.hpp"
+
+namespace team {
+
+struct PromptTaken {
+    bool taken = false;
+    std::string how;     // "report", "screen"
+    std::string screen;  // what the pane showed when it was not taken
+};
+
+// Types `text` into `pane_id` and presses Enter, then waits until the agent `agent_id` has taken
+// it, at most `timeout`.
+PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t agent_id,
+                                const std::string& pane_id, const std::string& text,
+                                std::chrono::milliseconds timeout, const Clock& clock);
+
+}  // namespace team
