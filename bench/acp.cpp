@@ -307,18 +307,18 @@ void allow(Env& env, long long id) {
 }
 
 std::vector<std::string> inbox_wait(const Env& env) {
-    return team_argv(env, {"--json", "inbox", "--type", "permission_request", "--unread",
+    return team_argv(env, {"--json", "inbox", "--type", "needs_input", "--unread",
                            "--mark-read", "--wait", "20s"});
 }
 
 // The leader's unread permission requests marked read (so a waiting reader sees only the next).
 void drain_requests(Env& env) {
-    run_checked(env, team_argv(env, {"--json", "inbox", "--type", "permission_request", "--unread",
+    run_checked(env, team_argv(env, {"--json", "inbox", "--type", "needs_input", "--unread",
                                      "--mark-read"}));
 }
 
 // The agent's session/request_permission (stamped as it sends it) to a leader's `team inbox
-// --type permission_request --unread --mark-read --wait` that was waiting returning it (reaped).
+// --type needs_input --unread --mark-read --wait` that was waiting returning it (reaped).
 double sample_permission_request(Env& env) {
     wait_idle(env);
     drain_requests(env);

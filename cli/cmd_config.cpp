@@ -47,6 +47,7 @@ void add_config_command(CLI::App& app) {
         "The keys:\n"
         "  notify      the home's: a command (run through sh) that gets each event\n"
         "              (needs_input, idle, ended) as one JSON document on stdin\n"
+        "  notify-timeout  the home's: how long notify may run before it is killed (10s)\n"
         "  idle-after  how long a pane agent's screen stays still before it is idle (5s)\n"
         "Examples:\n"
         "  team config\n"

@@ -71,14 +71,19 @@ void add_supervise_command(CLI::App& app) {
     screen->group("");
     screen->add_option("ID", *screen_id)->required();
 
-    // team __notify --home DIR CMD: runs the home's notify command for the event on stdin
-    // (team/notify.hpp).
-    auto notify_command = std::make_shared<std::string>();
-    auto* notify = add_command(app, "__notify", "", [notify_command](Context& ctx) {
-        return ops::run_notify(ctx, *notify_command);
+    // team __notify --home DIR CMD MS: runs the home's notify command for the event on stdin,
+    // for at most MS milliseconds (team/notify.hpp).
+    struct NotifyOptions {
+        std::string command;
+        long long bound_ms = 10'000;
+    };
+    auto n = std::make_shared<NotifyOptions>();
+    auto* notify = add_command(app, "__notify", "", [n](Context& ctx) {
+        return ops::run_notify(ctx, n->command, n->bound_ms);
     });
     notify->group("");
-    notify->add_option("CMD", *notify_command)->required();
+    notify->add_option("CMD", n->command)->required();
+    notify->add_option("MS", n->bound_ms);
 
     // team __link --home DIR --ssh DEST --team-path PATH NAME: the home's link to a host
     // (hosts/link.hpp), started by the first command that needs it.

@@ -1,5 +1,6 @@
 #include "ops/supervisors.hpp"
 
+#include <chrono>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -68,8 +69,8 @@ int watch_screen(Core& core, std::int64_t agent_id) {
     return team::watch_screen(core.store(), agent_id);
 }
 
-int run_notify(Core& core, const std::string& command) {
-    return team::run_notify(core.home(), command);
+int run_notify(Core& core, const std::string& command, long long bound_ms) {
+    return team::run_notify(core.home(), command, std::chrono::milliseconds(bound_ms));
 }
 
 int run_link(Core& core, const std::string& name, const std::string& ssh,

@@ -33,11 +33,12 @@ int watch_worktree(Core& core, std::int64_t agent_id);
 int report_hook(Core& core, const std::string& agent, const std::string& kind,
                 const std::string& event, const std::optional<std::string>& payload);
 
-// Reads an agent's pane output from stdin (team/screen_watch.hpp), started by tmux pipe-pane.
+// Watches an agent's screen through its log (team/screen_watch.hpp), started by its pane
+// supervisor.
 int watch_screen(Core& core, std::int64_t agent_id);
 
 // Runs the home's notify command for the event on stdin (team/notify.hpp).
-int run_notify(Core& core, const std::string& command);
+int run_notify(Core& core, const std::string& command, long long bound_ms);
 
 // The three processes of hosts (SPEC 16): `team __link NAME`, the home's link to host NAME
 // (hosts/link.hpp); `team __keeper`, the keeper of this home's lease when it is a host

@@ -1,6 +1,5 @@
 #include "team/config.hpp"
 
-#include <algorithm>
 
 #include "base/duration.hpp"
 #include "base/error.hpp"
@@ -42,6 +41,12 @@ const std::vector<ConfigKey> kConfigKeys{
      .help = "a command run through sh, detached, with each event (needs_input, idle, ended) as "
              "one JSON document on its stdin",
      .check = check_command},
+    {.name = "notify-timeout",
+     .home = true,
+     .team = false,
+     .default_value = "10s",
+     .help = "how long the notify command may run before its process group is killed",
+     .check = check_duration},
     {.name = "idle-after",
      .home = true,
      .team = true,
@@ -88,7 +93,7 @@ std::optional<std::int64_t> team_id_of(const std::optional<TeamRecord>& team) {
 void check_scope(const ConfigKey& key, const std::optional<TeamRecord>& team) {
     if (team && !key.team) {
         throw usage_error("config key " + quote(key.name) +
-                          " is the home's, not a team's: set it without --team");
+                          " is the home's, not a team's: set it without --team (and without TEAM_NAME)");
     }
     if (!team && !key.home) {
         throw usage_error("config key " + quote(key.name) + " is a team's: name the team (--team)");

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/duration.hpp"
 #include "base/programs.hpp"
 #include "base/time.hpp"
 #include "proc/detach.hpp"
@@ -32,18 +33,23 @@ void notify_after_commit(Store& store, const json& event) {
     try {
         auto command = config_value(store, std::nullopt, "notify");
         if (!command) return;
+        auto bound = config_duration(store, std::nullopt, "notify-timeout");
         std::filesystem::path home = store.home();
-        store.after_commit([home, command = *command, event] { start_notify(home, command, event); });
+        store.after_commit([home, command = *command, event, bound] {
+            start_notify(home, command, event, bound);
+        });
     } catch (const std::exception&) {
         // no notify: the event is in the log and the inbox all the same
     }
 }
 
-void start_notify(const std::filesystem::path& home, const std::string& command, const json& event) {
+void start_notify(const std::filesystem::path& home, const std::string& command, const json& event,
+                  std::chrono::milliseconds bound) {
     try {
         std::string binary = own_binary();
         std::string text = event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-        std::vector<std::string> argv{binary, "__notify", "--home", home.string(), command};
+        std::vector<std::string> argv{binary, "__notify", "--home", home.string(), command,
+                                      std::to_string(bound.count())};
         std::vector<char*> args;
         for (auto& a : argv) args.push_back(a.data());
         args.push_back(nullptr);
@@ -114,7 +120,8 @@ void log_failure(const std::filesystem::path& home, const json& event, json deta
 
 }  // namespace
 
-int run_notify(const std::filesystem::path& home, const std::string& command) {
+int run_notify(const std::filesystem::path& home, const std::string& command,
+               std::chrono::milliseconds bound) {
     std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
     json event = json::parse(text, nullptr, false);
     int in[2], err[2];
@@ -151,7 +158,7 @@ int run_notify(const std::filesystem::path& home, const std::string& command) {
     } catch (const std::exception&) {
     }
     std::string stderr_tail;
-    auto deadline = std::chrono::steady_clock::now() + kNotifyBound;
+    auto deadline = std::chrono::steady_clock::now() + bound;
     bool timed_out = false;
     bool err_open = true;
     while (true) {
@@ -184,8 +191,7 @@ int run_notify(const std::filesystem::path& home, const std::string& command) {
     ::close(err[0]);
     json details = {{"command", command}};
     if (timed_out) {
-        details["reason"] = "it ran longer than " + std::to_string(kNotifyBound.count()) +
-                            " s and was killed";
+        details["reason"] = "it ran longer than " + format_duration(bound) + " and was killed";
     } else if (WIFSIGNALED(status)) {
         details["reason"] = "it was killed by " + proc::signal_name(WTERMSIG(status));
     } else if (WEXITSTATUS(status) == 127) {

@@ -87,12 +87,10 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         spec.bell_retry = SupervisorBell::kRetry;
     }
     // An agent that says nothing of itself: its pane's output says whether it works
-    // (team/screen_watch.hpp), from its first byte.
+    // (team/screen_watch.hpp), from its first byte, in a child that ends with this process.
     if (!pane_id.empty()) {
         auto activity = load_agent_activity(store, agent_id);
-        if (activity && activity->source == "screen") {
-            start_screen_watch(client, pane_id, store.home(), agent_id);
-        }
+        if (activity && activity->source == "screen") start_screen_watch(store.home(), agent_id);
     }
     try {
         supervisor.start(spec);

@@ -50,15 +50,23 @@ Screen look(tmux::Tmux& tmux, const std::string& pane_id) {
     return s;
 }
 
-// Bytes typed into the terminal that no program has read yet; -1 when it cannot be told.
-int unread_input(const std::string& tty) {
-    if (tty.empty()) return -1;
+// The terminal's input as its reader left it.
+struct Input {
+    int unread = -1;         // bytes typed that no program has read yet; -1: unknown
+    bool canonical = false;  // line mode: a read takes a whole line, its Enter included
+};
+
+Input terminal_input(const std::string& tty) {
+    Input in;
+    if (tty.empty()) return in;
     int fd = ::open(tty.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return -1;
+    if (fd < 0) return in;
     int n = 0;
-    int rc = ::ioctl(fd, TIOCINQ, &n);
+    if (::ioctl(fd, TIOCINQ, &n) == 0) in.unread = n;
+    termios t{};
+    if (::tcgetattr(fd, &t) == 0) in.canonical = (t.c_lflag & ICANON) != 0;
     ::close(fd);
-    return rc == 0 ? n : -1;
+    return in;
 }
 
 // The end of the text as a terminal shows it: its last line's last characters.
@@ -104,9 +112,13 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
         }
         Screen now = look(tmux, pane_id);
         if (now.ok && !reports) {
-            int unread = unread_input(now.tty);
+            // In line mode a read takes the whole line: nothing left unread is the line taken.
+            // A program that reads key by key (a full-screen agent) may keep what it read in an
+            // input box: its cursor's line must not show the text, and its screen must change.
+            Input input = terminal_input(now.tty);
             bool line_clear = end.empty() || now.cursor_line.find(end) == std::string::npos;
-            if (unread == 0 && line_clear && now.text != before.text) {
+            if (input.unread == 0 &&
+                (input.canonical || (line_clear && now.text != before.text))) {
                 out.taken = true;
                 out.how = "screen";
                 return out;

@@ -6,9 +6,10 @@
 //   - an agent with hooks (a preset): its report of a submitted prompt (UserPromptSubmit,
 //     BeforeAgent), which moves its activity's prompted_at past the typing;
 //   - any pane agent: its terminal's input queue is empty (the program read what was typed; a
-//     program that does not read, `sleep`, leaves it there), the line the cursor is on no longer
-//     shows the end of the text (an input box that kept it still does), and the screen is not
-//     what it was before the typing (output followed).
+//     program that does not read, `sleep`, leaves it there), and either the terminal is in line
+//     mode (a read takes the whole line, its Enter included) or, for a program that reads key by
+//     key and may keep the text in an input box, the line its cursor is on no longer shows the
+//     end of the text and the screen is not what it was before the typing (output followed).
 #pragma once
 
 #include <chrono>

@@ -1,25 +1,29 @@
 #include "team/screen_watch.hpp"
 
 #include <poll.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 
 #include "base/programs.hpp"
-#include "base/text.hpp"
+#include "proc/companion.hpp"
 #include "state/members.hpp"
 #include "team/agent_activity.hpp"
 #include "team/config.hpp"
 
 namespace team {
 
-bool start_screen_watch(tmux::Tmux& tmux, const std::string& pane_id,
-                        const std::filesystem::path& home, std::int64_t agent_id) {
-    // tmux runs the command through sh: every word quoted, whatever the home's path holds.
-    std::string command = "exec " + shell_quote(own_binary()) + " --home " +
-                          shell_quote(home.string()) + " __screen " + std::to_string(agent_id);
-    return tmux.run({"pipe-pane", "-O", "-t", pane_id, command}).ok();
+bool start_screen_watch(const std::filesystem::path& home, std::int64_t agent_id) {
+    try {
+        proc::start_companion(own_binary(), {own_binary(), "__screen", "--home", home.string(),
+                                             std::to_string(agent_id)});
+        return true;
+    } catch (const std::exception&) {
+        return false;
+    }
 }
 
 int watch_screen(Store& store, std::int64_t agent_id) {
@@ -27,8 +31,15 @@ int watch_screen(Store& store, std::int64_t agent_id) {
     SystemClock clock;
     AgentActivity activity(store, clock);
     auto agent = load_agent(store, agent_id);
-    if (!agent) return 1;
+    if (!agent || !agent->log_file) return 1;
     std::optional<std::int64_t> team_id = agent->team_id;
+    int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd < 0) return 1;
+    // The log is made before the pane opens (team/spawn.cpp); tmux appends to it.
+    if (::inotify_add_watch(fd, agent->log_file->c_str(), IN_MODIFY | IN_DELETE_SELF) < 0) {
+        ::close(fd);
+        return 1;
+    }
     auto report = [&](const char* state) {
         ActivityReport r;
         r.state = state;
@@ -43,7 +54,21 @@ int watch_screen(Store& store, std::int64_t agent_id) {
     bool working = false;
     auto quiet = std::chrono::milliseconds(5000);
     Steady::time_point last_output{};
-    char buf[16384];
+    // What came before the watch was set counts as output now.
+    std::error_code ec;
+    if (std::filesystem::file_size(*agent->log_file, ec) > 0 && !ec) {
+        working = true;
+        last_output = Steady::now();
+        try {
+            quiet = config_duration(store, team_id, "idle-after");
+        } catch (const std::exception&) {
+        }
+        if (!report("working")) {
+            ::close(fd);
+            return 0;
+        }
+    }
+    alignas(inotify_event) char buf[4096];
     while (true) {
         int timeout = -1;
         if (working) {
@@ -51,20 +76,27 @@ int watch_screen(Store& store, std::int64_t agent_id) {
                 last_output + quiet - Steady::now());
             timeout = static_cast<int>(std::max<long long>(0, left.count()));
         }
-        pollfd p{0, POLLIN, 0};
+        pollfd p{fd, POLLIN, 0};
         int n = ::poll(&p, 1, timeout);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return 1;
+            break;
         }
         if (n == 0) {
             working = false;
-            if (!report("idle")) return 0;
+            if (!report("idle")) break;
             continue;
         }
-        ssize_t got = ::read(0, buf, sizeof buf);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return 0;  // the pane is gone
+        bool gone = false;
+        ssize_t got;
+        while ((got = ::read(fd, buf, sizeof buf)) > 0) {
+            for (char* at = buf; at < buf + got;) {
+                auto* e = reinterpret_cast<inotify_event*>(at);
+                if (e->mask & (IN_DELETE_SELF | IN_IGNORED)) gone = true;
+                at += sizeof(inotify_event) + e->len;
+            }
+        }
+        if (gone) break;  // the log is gone (a purge): so is the agent
         last_output = Steady::now();
         if (!working) {
             working = true;
@@ -72,9 +104,11 @@ int watch_screen(Store& store, std::int64_t agent_id) {
                 quiet = config_duration(store, team_id, "idle-after");
             } catch (const std::exception&) {
             }
-            if (!report("working")) return 0;
+            if (!report("working")) break;
         }
     }
+    ::close(fd);
+    return 0;
 }
 
 }  // namespace team

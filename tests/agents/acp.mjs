@@ -61,7 +61,7 @@ export const scenarios = {
     try {
       const prompting = home.team(['prompt', 'w1', 'write the file', '--wait', '--timeout', '120s', '--json'],
         { timeoutMs: 150000, signal: stop.signal });
-      const asking = home.team(['inbox', '--type', 'permission_request', '--unread', '--wait', `${WAIT / 1000}s`, '--json'],
+      const asking = home.team(['inbox', '--type', 'needs_input', '--unread', '--wait', `${WAIT / 1000}s`, '--json'],
         { timeoutMs: WAIT + 15000, signal: stop.signal });
       const first = await Promise.race([asking.then((r) => ({ asked: r })), prompting.then((r) => ({ prompted: r }))]);
       if (first.prompted) {
@@ -69,7 +69,7 @@ export const scenarios = {
         assert.fail(`the prompt ended before a permission was asked (exit ${p.code}): ${p.stderr}${p.stdout}`);
       }
       const r = first.asked;
-      assert.equal(r.code, 0, `no permission_request in the leader's inbox (exit ${r.code}): ${r.stderr}${r.stdout}`);
+      assert.equal(r.code, 0, `no needs_input in the leader's inbox (exit ${r.code}): ${r.stderr}${r.stdout}`);
       const [message] = JSON.parse(r.stdout);
       debug('inbox', message);
       const asked = data(message);

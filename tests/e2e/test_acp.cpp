@@ -181,7 +181,7 @@ TEST_CASE("acp: permission requests reach the leader: allow, deny (reject), canc
 
     // Allow: the leader's inbox has the request, the answer reaches the agent.
     h.ok({"prompt", "a1", "permission edit\nsay after-allow"});
-    auto inbox = h.ok({"inbox", "--type", "permission_request", "--wait", "20s"});
+    auto inbox = h.ok({"inbox", "--type", "needs_input", "--wait", "20s"});
     REQUIRE(inbox.size() == 1);
     auto data = inbox[0]["data"];
     CHECK(data["agent"] == "a1");

@@ -80,7 +80,7 @@ Json expect(const HttpResponse& r, int status, const std::string& code = "") {
 std::int64_t wait_permission_request(const Serve& s, const AcpHttpHome& h) {
     auto inbox = expect(s.get(path(h,
                                    "/messages?agent=leader&unread=true&mark_read=true&type="
-                                   "permission_request&wait=" +
+                                   "needs_input&wait=" +
                                        std::to_string(bound(30000)) + "ms")),
                         200);
     REQUIRE(inbox.size() == 1);

@@ -886,13 +886,17 @@ TEST_CASE("prompt cuts a line longer than one chunk on UTF-8 boundaries", "[agen
     Home h("ag-chunks");
     auto file = h.env.dir() / "raw.txt";
     auto ready = h.env.dir() / "ready";
-    h.spawn("raw",
-            {"sh", "-c", "stty raw -echo && touch " + sq(ready) + " && exec cat > " + sq(file)});
-    REQUIRE(eventually([&] { return fs::exists(ready); }));
     std::string text = "a";
     for (int i = 0; i < 3000; ++i) text += i % 500 == 0 ? "🚀;" : "日";
     text += " end;";
     REQUIRE(text.size() > 9000);
+    // It reads the text and the Enter, then says so: a program in raw mode has taken the text
+    // once output follows (SPEC 17), and prompt returns then.
+    h.spawn("raw", {"sh", "-c",
+                    "stty raw -echo && touch " + sq(ready) + " && head -c " +
+                        std::to_string(text.size() + 1) + " > " + sq(file) +
+                        " && echo read-it && exec sleep 1000"});
+    REQUIRE(eventually([&] { return fs::exists(ready); }));
     auto r = h.run({"prompt", "raw", text});
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 0);

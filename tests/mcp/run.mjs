@@ -384,10 +384,12 @@ test('kill_agent keeps the kill-agent contract field for field, and the handshak
 test('the other tools: logs, prompt, messages, ack, task update, kill_shell and release, teardown', withHome(async (home) => {
   const { client: leader } = await home.client();
   await ok(leader, 'team_create', { name: 'web', cwd: home.dir });
-  await ok(leader, 'agent_spawn', { name: 'w1', command: ['sh', '-c', 'echo hello from w1; exec sleep 600'] });
+  await ok(leader, 'agent_spawn', { name: 'w1', command: ['sh', '-c', 'echo hello from w1; exec cat'] });
   await ok(leader, 'agent_logs', { name: 'w1', lines: 20 });
   await refused(leader, 'agent_logs', { name: 'w9' }, 'not_found');
-  await ok(leader, 'agent_prompt', { name: 'w1', text: 'hi there' });
+  // Taken (SPEC 17): cat read the line.
+  const typed = await ok(leader, 'agent_prompt', { name: 'w1', text: 'hi there' });
+  assert.equal(typed.taken, true);
   await refused(leader, 'agent_prompt', { name: 'w9', text: 'hi' }, 'not_found');
 
   const sent = await ok(leader, 'message_send', { to: 'w1', text: 'please review', type: 'request', data: '{"pr": 7}' });
@@ -734,7 +736,7 @@ test('ACP agents through MCP: a turn, its permission request listed and denied, 
   const turn = await ok(client, 'agent_prompt', { name: 'a1', text: 'permission edit\nsay done' });
   assert.equal(turn.state, 'queued');
   // The request reaches the leader's inbox: a wait that wakes on the commit, no polling.
-  const inbox = await ok(client, 'inbox_read', { type: 'permission_request', waitMs: 60000 });
+  const inbox = await ok(client, 'inbox_read', { type: 'needs_input', waitMs: 60000 });
   assert.equal(inbox.messages.length, 1, JSON.stringify(inbox));
   const data = inbox.messages[0].data;
   assert.equal(data.agent, 'a1');

@@ -35,7 +35,7 @@ TEST_CASE("the claude preset adds --mcp-config, --allowedTools and --append-syst
           "the program",
           "[presets]") {
     auto w = wire_preset(target("claude"), {"claude", "--model", "opus"});
-    REQUIRE(w.argv.size() == 9);
+    REQUIRE(w.argv.size() == 11);
     CHECK(w.argv[0] == "claude");
     CHECK(w.argv[1] == "--mcp-config");
     auto config = Json::parse(w.argv[2]);
@@ -47,14 +47,26 @@ TEST_CASE("the claude preset adds --mcp-config, --allowedTools and --append-syst
     CHECK(w.argv[4] == "mcp__team");
     CHECK(w.argv[5] == "--append-system-prompt");
     CHECK(w.argv[6] == agent_instructions("w1", "web"));
-    CHECK(w.argv[7] == "--model");
+    // The hooks that report what it does (SPEC 17), each a `team __report` quoted for sh.
+    CHECK(w.argv[7] == "--settings");
+    auto settings = Json::parse(w.argv[8]);
+    for (const char* event : {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+                              "PermissionRequest", "Notification", "Stop"}) {
+        INFO(event);
+        REQUIRE(settings["hooks"].contains(event));
+        CHECK(settings["hooks"][event][0]["hooks"][0]["command"] ==
+              R"('/opt/my "team"/team' --home '/home/u/.team' __report 'w1@web' claude )" +
+                  std::string(event));
+    }
+    CHECK(settings["hooks"]["PreToolUse"][0]["matcher"] == "*");
+    CHECK(w.argv[9] == "--model");
     CHECK(w.env.empty());
     CHECK(w.file.empty());
 }
 
 TEST_CASE("the codex preset overrides its config with TOML values", "[presets]") {
     auto w = wire_preset(target("codex"), {});
-    REQUIRE(w.argv.size() == 9);
+    REQUIRE(w.argv.size() >= 11);
     CHECK(w.argv[0] == "codex");
     CHECK(w.argv[1] == "-c");
     // A TOML basic string: the quotes in the path escaped.
@@ -64,6 +76,9 @@ TEST_CASE("the codex preset overrides its config with TOML values", "[presets]")
     // The server's tools approved, and only its tools.
     CHECK(w.argv[6] == R"(mcp_servers.team.default_tools_approval_mode="approve")");
     CHECK(w.argv[8].rfind("developer_instructions=\"", 0) == 0);
+    // Its notify program reports each turn's end (SPEC 17).
+    CHECK(w.argv[10] ==
+          R"(notify=["/opt/my \"team\"/team","--home","/home/u/.team","__report","w1@web","codex","notify"])");
 }
 
 TEST_CASE("the gemini preset names a settings file in the home", "[presets]") {
@@ -76,8 +91,12 @@ TEST_CASE("the gemini preset names a settings file in the home", "[presets]") {
     CHECK(settings["mcpServers"]["team"]["args"] == kServerArgs);
     // Trusted: its tools are offered and run without asking; no other server, nothing else.
     CHECK(settings["mcpServers"]["team"]["trust"] == true);
-    CHECK(settings.size() == 1);
     CHECK(settings["mcpServers"].size() == 1);
+    // And the hooks that report what it does (SPEC 17); nothing else.
+    CHECK(settings.size() == 2);
+    CHECK(settings["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] ==
+          R"('/opt/my "team"/team' --home '/home/u/.team' __report 'w1@web' gemini BeforeAgent)");
+    CHECK(settings["hooks"]["BeforeAgent"][0]["hooks"][0]["timeout"] == 10000);
 }
 
 TEST_CASE("Gemini CLI's test of where its settings file is: root's, and no directory above "
