@@ -1261,7 +1261,7 @@ void stand_in(const std::filesystem::path& path, const std::string& body) {
 
 }  // namespace
 
-TEST_CASE("doctor says what each agent's preset gives it; a Gemini spawn its settings would be "
+TEST_CASE("doctor says what each agent's preset gives it, and a Gemini spawn its settings would be "
           "skipped in is refused, leaving nothing",
           "[agents][presets]") {
     TeamEnv env;

@@ -64,7 +64,7 @@ std::vector<Json> events_in(const fs::path& file) {
 
 }  // namespace
 
-TEST_CASE("activity: a program that prints then goes quiet is working, then idle; team wait "
+TEST_CASE("activity: a program that prints then goes quiet is working, then idle, and team wait "
           "wakes on it",
           "[attention]") {
     AgentsHome h("att-screen");
@@ -94,7 +94,7 @@ TEST_CASE("activity: a program that prints then goes quiet is working, then idle
     h.finish();
 }
 
-TEST_CASE("prompt: sleep does not take the text, a read loop does; text left unread is never "
+TEST_CASE("prompt: sleep does not take the text, a read loop does, and text left unread is never "
           "reported delivered",
           "[attention]") {
     AgentsHome h("att-prompt");

@@ -112,7 +112,7 @@ TEST_CASE("host add, check, remove, lost and spawn --host: bad input and unknown
     CHECK_FALSE(link_runs(env));
 }
 
-TEST_CASE("a host that cannot be reached is refused at once with ssh's reason; nothing is kept",
+TEST_CASE("a host that cannot be reached is refused at once with ssh's reason, and nothing is kept",
           "[pg-only][hosts]") {
     PgDatabase store;
     TeamEnv env(store.url());
@@ -127,7 +127,7 @@ TEST_CASE("a host that cannot be reached is refused at once with ssh's reason; n
     CHECK_FALSE(link_runs(env));
 }
 
-TEST_CASE("a task handed back gets a new epoch; a write under the old one is refused", "[hosts]") {
+TEST_CASE("a task handed back gets a new epoch, and a write under the old one is refused", "[hosts]") {
     TeamEnv env;
     expect(env, {"create", "web"}, 0);
     expect(env, {"spawn", "w1", "--", "sleep", "600"}, 0);

@@ -100,7 +100,7 @@ fs::path make_dir(const fs::path& path) {
 }  // namespace
 
 TEST_CASE(
-    "the scenario: cd, export and a function last; start runs from them; shell kill "
+    "the scenario: cd, export and a function last, and start runs from them, and shell kill "
     "leaves the session alive",
     "[sessions][sanitize]") {
     Home h;
@@ -318,7 +318,7 @@ TEST_CASE("many commands of one session at once lose nothing", "[sessions]") {
     CHECK(shown["commands"] == kCount + 1);
 }
 
-TEST_CASE("the caller's environment is each command's base; unset and changes stay",
+TEST_CASE("the caller's environment is each command's base, and unset and changes stay",
           "[sessions][pg]") {
     Home h;
     h.out("s", "export MINE=set-in-session; unset FROM_CALLER", {{"FROM_CALLER", "one"}});
@@ -336,7 +336,7 @@ TEST_CASE("the caller's environment is each command's base; unset and changes st
           "none none s\n");
 }
 
-TEST_CASE("options, shopt, aliases and the umask last; xtrace traces the command only",
+TEST_CASE("options, shopt, aliases and the umask last, and xtrace traces the command only",
           "[sessions]") {
     Home h;
     h.out("s", "set -o pipefail; shopt -s extglob nullglob; alias say='echo said'; umask 027");
@@ -407,7 +407,7 @@ TEST_CASE("session exec: JSON shape, exit codes, separate streams, stdin", "[ses
 }
 
 TEST_CASE(
-    "each command has its own process group; what it leaves in the background ends "
+    "each command has its own process group, and what it leaves in the background ends "
     "with it",
     "[sessions]") {
     Home h;
@@ -479,7 +479,7 @@ TEST_CASE("a session whose directory was removed runs in HOME with a warning", "
     CHECK(h.show("s")["cwd"] == home.string());
 }
 
-TEST_CASE("unknown sessions are not found; bad names and bad input change nothing", "[sessions]") {
+TEST_CASE("unknown sessions are not found, and bad names and bad input change nothing", "[sessions]") {
     Home h;
     h.out("app", "export K=1");
     auto snapshot = [&] {

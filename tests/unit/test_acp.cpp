@@ -48,7 +48,7 @@ void write_file(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("acp lines are requests, notifications or replies; anything else is named",
+TEST_CASE("acp lines are requests, notifications or replies, and anything else is named",
           "[acp-unit]") {
     auto request = read_message(
         R"({"jsonrpc":"2.0","id":0,"method":"fs/read_text_file","params":{"path":"/x"}})");
@@ -74,7 +74,7 @@ TEST_CASE("acp lines are requests, notifications or replies; anything else is na
           std::string::npos);
 }
 
-TEST_CASE("acp updates are typed; unknown kinds and fields are kept as JSON", "[acp-unit]") {
+TEST_CASE("acp updates are typed, and unknown kinds and fields are kept as JSON", "[acp-unit]") {
     Update text = chunk("agent_message_chunk", "hi");
     CHECK(text.kind == UpdateKind::agent_message);
     CHECK(text.text == "hi");

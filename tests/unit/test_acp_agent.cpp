@@ -176,7 +176,7 @@ TEST_CASE("acp: the handshake, turns in order with their stop reasons, a queued 
     CHECK(text.find("second\n— max_tokens") != std::string::npos);
 }
 
-TEST_CASE("acp: unknown update kinds, fields and methods; _meta tolerated", "[acp]") {
+TEST_CASE("acp: unknown update kinds, fields and methods, and _meta tolerated", "[acp]") {
     if (!peer_ready()) return;
     Rig rig;
     rig.client->start();

@@ -411,7 +411,7 @@ TEST_CASE("mcp: the server answers the protocol's methods and refuses the rest",
 
 TEST_CASE(
     "mcp: arguments that do not fit are a tool result with isError under 2025-11-25, "
-    "-32602 under 2025-06-18; an unknown tool is -32602 under both",
+    "-32602 under 2025-06-18, and an unknown tool is -32602 under both",
     "[mcp]") {
     for (const char* revision : {"2025-11-25", "2025-06-18"}) {
         INFO("revision " << revision);

@@ -145,7 +145,7 @@ TEST_CASE("shells list running ones or all, of an agent or a session, oldest fir
     CHECK(fx.shells.list(false, std::string("w@web"), std::nullopt).empty());
 }
 
-TEST_CASE("a kill request keeps the first asker; a removed shell is gone", "[shells]") {
+TEST_CASE("a kill request keeps the first asker, and a removed shell is gone", "[shells]") {
     Fixture fx;
     auto s = fx.add_shell("bg-000001");
     fx.shells.request_kill(s, kStart, "lead@web", {{"shellId", s.id}});
@@ -252,7 +252,7 @@ TEST_CASE("sessions are made by their first command, counted, listed by name", "
     CHECK_FALSE(fx.sessions.find("c"));
 }
 
-TEST_CASE("an exec row lives while it runs; its end merges into the state as it is then",
+TEST_CASE("an exec row lives while it runs, and its end merges into the state as it is then",
           "[sessions]") {
     Fixture fx;
     auto [session, exec_id] = fx.sessions.open_exec("app", std::nullopt, "user", kStart,
