@@ -40,7 +40,7 @@ export function activityOrder(agents) {
 
 // The badge's cell of a row: made once, then set by setActivityCell.
 export function activityCell() {
-  return h('td.act-cell', null, h('span.act'), ' ', h('span.act-age'));
+  return h('td.act-cell', null, h('span.act'), h('span.act-age'));
 }
 
 export function setActivityCell(td, a) {
@@ -64,8 +64,15 @@ export function waitLine(a) {
   const answer = answerOf(a);
   const copy = h('button.btn', { type: 'button', 'aria-label': `Copy the command that answers ${a.name}`,
     title: 'Copy the command to the clipboard' }, 'Copy');
+  // The clipboard is the browser's only in a secure context (the loopback is one); elsewhere
+  // the command is selected for the person to copy.
+  const code = h('code.wait-answer', { title: answer }, answer);
   copy.addEventListener('click', () => {
-    navigator.clipboard?.writeText(answer).then(() => toast(`copied: ${answer}`, { ok: true }), toastError);
+    if (navigator.clipboard) {
+      navigator.clipboard.writeText(answer).then(() => toast(`copied: ${answer}`, { ok: true }), toastError);
+    } else {
+      getSelection().selectAllChildren(code);
+    }
   });
   return [
     h('span.wait-kind', null, `waits for ${kind}`),
@@ -73,7 +80,7 @@ export function waitLine(a) {
     what ? h('code.wait-what', { title: what }, what) : null,
     h('span.spacer'),
     h('span.muted', null, 'answer:'),
-    h('code.wait-answer', { title: answer }, answer),
+    code,
     copy,
   ];
 }

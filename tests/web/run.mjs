@@ -360,6 +360,12 @@ webTest('an ACP agent: its permission request answered from the page, its transc
   await page.locator('#perm-count', { hasText: '1 open' }).waitFor();
   await line.locator('.acp-perms', { hasText: '1 permission request' }).waitFor();
   await line.locator('.acp-turn', { hasText: 'turn 1 running' }).waitFor();
+  // The agent waits for a person (SPEC 17): its badge, and under its row the request's title and
+  // the command that answers it.
+  await row(page, 'a1').locator('.act-waiting').waitFor();
+  assert.equal(await row(page, 'a1').locator('td.act-cell').getAttribute('data-source'), 'acp');
+  await waitLine(page, 'a1').locator('.wait-answer', { hasText: /^team permission allow\|deny \d+$/ }).waitFor();
+  assert.equal(await waitLine(page, 'a1').locator('.wait-tool').textContent(), 'a edit tool call');
   // Meanwhile the transcript: the prompt, the thought (dimmed), the plan as a checklist with its
   // first step done, the tool call with its status and content, the streamed text, the tool call
   // waiting for the answer.
@@ -385,6 +391,8 @@ webTest('an ACP agent: its permission request answered from the page, its transc
   await tr.locator('.tr-msg', { hasText: 'after' }).waitFor();
   await tr.locator('.tr-stop[data-stop-reason="end_turn"]').waitFor();
   await line.locator('.acp-turn', { hasText: 'idle' }).waitFor();
+  await row(page, 'a1').locator('.act-idle').waitFor();
+  assert.equal(await waitLine(page, 'a1').count(), 0, 'no line of a wait once answered');
   assert.equal(await line.locator('.acp-perms').count(), 0, 'no open permission request left');
   assert.equal(await line.locator('.acp-cancel').count(), 0, 'no Cancel without a running turn');
   // The server's record of it, and the page's list of closed requests.
