@@ -584,3 +584,18 @@ webTest('a notification for each agent that starts waiting: once per wait, none 
   await waitLine(page, 'w1').locator('.wait-what', { hasText: 'make clean' }).waitFor();
   assert.equal((await notes(page)).length, 2);
 });
+
+webTest("a plain program's activity comes from its screen: idle once its screen is still, live", async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.teamOk(['config', 'set', 'idle-after', '1s', '--team', 'web', '--json']);
+  await home.serve();
+  const { page } = await home.open();
+  await page.evaluate(() => (window.__sameDocument = true));
+  await home.teamOk(['spawn', 'p1', '--json', '--', 'bash', '-c', 'for i in 1 2 3; do echo "step $i"; sleep 0.2; done; exec sleep 1000']);
+  await row(page, 'p1').locator('.act-idle').waitFor();
+  assert.equal(await row(page, 'p1').locator('td.act-cell').getAttribute('data-source'), 'screen');
+  assert.match(await row(page, 'p1').locator('td.act-cell').getAttribute('title'), /^idle since .*, from its pane/);
+  const states = (await home.teamOk(['activity', '--type', 'agent_state', '--json'])).map((e) => e.details.state);
+  assert.equal(states.at(-1), 'idle', `the page shows the last state the log has (${states.join(', ')})`);
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload happened');
+});
