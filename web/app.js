@@ -1,10 +1,11 @@
 // The dashboard of `team serve` (SPEC 13): the teams, a team's agents (with their worktrees' git
 // state, SPEC 14), tasks, running executions, inboxes, activity, an agent's log, open shutdown
 // requests, the kept worktrees, and for agents on the Agent Client Protocol their permission
-// requests and transcripts, what each agent is doing (SPEC 17: waiting agents first, and a
-// browser notification when one starts waiting), kept up to date by one event stream (GET /api/events). An event
-// marks what it touches as stale; a short coalescing delay later each stale part is fetched again,
-// one request per part at a time, and rendered with keyed row updates. The page never polls for
+// requests and transcripts, and what each agent is doing (SPEC 17: waiting agents first, and a
+// browser notification when one starts waiting), kept up to date by one event stream
+// (GET /api/events). An event marks what it touches as stale; a short coalescing delay later each
+// stale part is fetched again, one request per part at a time, and rendered with keyed row
+// updates (an agent's change of activity is applied from the event itself). The page never polls for
 // everything; only what changes without an activity event is also refreshed on a modest
 // interval: an open log, open inboxes, and the git state of live agents' worktrees (an agent's
 // commit is no event).

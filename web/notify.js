@@ -100,7 +100,9 @@ export class Notifier {
     const answer = on.answer || `team attach ${name} --team ${team}`;
     const body = [tool && what ? `${tool}: ${what}` : tool || what, `answer: ${answer}`].filter(Boolean).join('\n');
     try {
-      const n = new Notification(`${name} (${team}) waits for ${kind}`, { body, tag: `team-wait ${agentId}`, icon: '/favicon.svg' });
+      // One per agent on screen at a time (its tag): a newer wait replaces an older one.
+      const n = new Notification(`${name} (${team}) waits for ${kind}`,
+        { body, tag: `team-wait ${agentId}`, icon: '/favicon.svg' });
       n.onclick = () => {
         window.focus();
         this.ctx.show(team, name);
