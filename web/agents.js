@@ -6,53 +6,95 @@
 // branch and one with the base. That line is a keyed row too (the agent's key and "|wt"). An agent
 // on the Agent Client Protocol has a line of its own as well ("|acp", acp.js): its ACP state, its
 // turn, its queue and open permission requests, its transcript, and Cancel while a turn runs.
+// What each agent is doing (SPEC 17, activity.js) is a badge in its row and, while it waits for
+// a person, a line under it ("|wait") with what it waits on and the command that answers; the
+// waiting agents come first.
 import { api, teamPath } from './api.js';
-import { h, setText, KeyedList } from './dom.js';
+import { h, setText, KeyedList, coalesce } from './dom.js';
 import { toast, toastError, confirmAction, timeEl, setTime } from './ui.js';
+import { activityCell, setActivityCell, waitLine, activityOrder, isWaiting, waitingCount } from './activity.js';
 import { worktreeLine } from './worktrees.js';
 import { acpLine } from './acp.js';
 
 const LIVE = new Set(['spawning', 'active', 'shutting_down']);
+const COLUMNS = 9; // of the table (index.html): a line under a row spans them all
 
 export class AgentsTable {
-  // ctx: {team(): name, openTasks(name): count, openLog(name), openTranscript(name), changed()}
+  // ctx: {team(): name, openTasks(name): count, openLog(name), openTranscript(name), changed(),
+  // waiting(count): the number of waiting agents after each render}
   constructor(ctx) {
     this.ctx = ctx;
     this.agents = [];
+    // Activities from agent_state events since the last fetch, by agentId: a fetch that was
+    // answered before such an event does not put the older state back (load()).
+    this.patches = new Map();
+    this.renderSoon = coalesce(() => this.render(), 50);
     this.busy = new Set(); // names with a request under way
     this.filter = '';
     this.showEnded = true;
     this.selected = null;
     this.body = document.getElementById('agents-body');
-    // Items: {a} for an agent's row, {a, acp: true} for its ACP line, {a, wt: true} for its
-    // worktree's line.
+    // Items: {a} for an agent's row, {a, wait: true} for the line of what it waits on, {a, acp:
+    // true} for its ACP line, {a, wt: true} for its worktree's line.
+    const line = ({ wt, acp, wait }) => (wt ? '|wt' : acp ? '|acp' : wait ? '|wait' : '');
     this.list = new KeyedList(this.body, {
-      key: ({ a, wt, acp }) => `${a.agentId}|${a.createdAt}${wt ? '|wt' : acp ? '|acp' : ''}`,
-      signature: ({ a, wt, acp }) =>
+      key: (item) => `${item.a.agentId}|${item.a.createdAt}${line(item)}`,
+      signature: ({ a, wt, acp, wait }) =>
         wt
           ? JSON.stringify([a.worktree, LIVE.has(a.status), this.selected === a.name])
           : acp
             ? JSON.stringify([a.acp, a.status, Boolean(a.worktree), this.busy.has(a.name), this.selected === a.name])
-            : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal, a.host, a.hostState,
-              this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree), Boolean(a.acp)]),
-      create: ({ a, wt, acp }) => (wt ? this.createWorktreeRow(a) : acp ? this.createAcpRow(a) : this.createRow(a)),
-      update: (tr, { a, wt, acp }) => (wt ? this.updateWorktreeRow(tr, a) : acp ? this.updateAcpRow(tr, a) : this.updateRow(tr, a)),
+            : wait
+              ? JSON.stringify([a.activity, Boolean(a.acp || a.worktree), this.selected === a.name])
+              : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal, a.host, a.hostState,
+                a.activity?.state, a.activity?.since, a.activity?.source,
+                this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree), Boolean(a.acp)]),
+      create: (item) => (item.wt ? this.createWorktreeRow(item.a) : item.acp ? this.createAcpRow(item.a)
+        : item.wait ? this.createWaitRow(item.a) : this.createRow(item.a)),
+      update: (tr, item) => (item.wt ? this.updateWorktreeRow(tr, item.a) : item.acp ? this.updateAcpRow(tr, item.a)
+        : item.wait ? this.updateWaitRow(tr, item.a) : this.updateRow(tr, item.a)),
     });
   }
 
   async load() {
-    this.agents = await api(teamPath(this.ctx.team(), 'agents') + '?all=true');
+    const agents = await api(teamPath(this.ctx.team(), 'agents') + '?all=true');
+    for (const a of agents) {
+      const p = this.patches.get(a.agentId);
+      if (p && LIVE.has(a.status) && p.since > (a.activity?.since ?? '')) a.activity = p;
+    }
+    this.patches.clear();
+    this.agents = agents;
     this.render();
   }
 
-  // The agents shown, in creation order (rows do not jump when a status changes).
+  // An `agent_state` entry of the event stream: the agent's activity as it says, at once and
+  // without fetching every agent again. False when no live agent of that id is known (then the
+  // caller fetches them).
+  applyState(row) {
+    const d = row.details ?? {};
+    let a = null;
+    for (let i = this.agents.length - 1; i >= 0 && !a; i--) {
+      if (this.agents[i].agentId === d.agentId && LIVE.has(this.agents[i].status)) a = this.agents[i];
+    }
+    if (!a || !d.state) return false;
+    const activity = { state: d.state, since: row.at, source: d.source, waitingOn: d.waitingOn ?? null };
+    if (a.activity?.since && a.activity.since > activity.since) return true; // already newer
+    a.activity = activity;
+    this.patches.set(a.agentId, activity);
+    this.renderSoon();
+    return true;
+  }
+
+  // The agents shown: those waiting for a person first, then the others in creation order
+  // (rows do not jump when a status changes).
   visible() {
     const f = this.filter.toLowerCase();
-    return this.agents.filter(
+    return activityOrder(this.agents.filter(
       (a) =>
         (this.showEnded || LIVE.has(a.status)) &&
-        (!f || a.name.toLowerCase().includes(f) || a.status.includes(f) || (a.role ?? '').toLowerCase().includes(f)),
-    );
+        (!f || a.name.toLowerCase().includes(f) || a.status.includes(f) || (a.activity?.state ?? '').includes(f) ||
+          (a.role ?? '').toLowerCase().includes(f)),
+    ));
   }
 
   render() {
@@ -60,13 +102,17 @@ export class AgentsTable {
     const items = [];
     for (const a of shown) {
       items.push({ a });
+      if (isWaiting(a) && LIVE.has(a.status)) items.push({ a, wait: true });
       if (a.acp) items.push({ a, acp: true });
       if (a.worktree) items.push({ a, wt: true });
     }
     this.list.render(items);
     const live = this.agents.filter((a) => LIVE.has(a.status)).length;
-    setText(document.getElementById('agents-count'), `${live} live${this.agents.length > live ? ` · ${this.agents.length - live} ended` : ''}`);
+    const waiting = waitingCount(this.agents);
+    setText(document.getElementById('agents-count'),
+      `${live} live${waiting ? ` · ${waiting} waiting` : ''}${this.agents.length > live ? ` · ${this.agents.length - live} ended` : ''}`);
     document.getElementById('agents-empty').hidden = shown.length > 0;
+    this.ctx.waiting?.(waiting);
   }
 
   createRow(a) {
@@ -81,6 +127,7 @@ export class AgentsTable {
     tr.append(
       h('td.name', null, nameBtn),
       h('td', null, h('span.st')),
+      activityCell(),
       h('td.mono'),
       h('td.mono'),
       h('td.num'),
@@ -88,7 +135,8 @@ export class AgentsTable {
       h('td.ended'),
       h('td.actions', null, h('span.spinner', { role: 'progressbar', 'aria-label': 'working' }), stop, force),
     );
-    tr._cells = { swatch: nameBtn.firstChild, tds: tr.children, stop, force };
+    tr._cells = { swatch: nameBtn.firstChild, tds: [...tr.children], stop, force };
+    tr._cells.act = tr._cells.tds.splice(2, 1)[0]; // the other cells keep their places
     return tr;
   }
 
@@ -113,6 +161,9 @@ export class AgentsTable {
     if (a.signal) ended += ` (${a.signal})`;
     setText(tds[6], ended);
     tds[6].className = `ended st-${a.exitReason ?? ''}`;
+    tds[6].title = ended;
+    setActivityCell(tr._cells.act, a);
+    tr.classList.toggle('waiting', isWaiting(a) && live);
     const busy = this.busy.has(a.name);
     tr.classList.toggle('busy', busy);
     tr.classList.toggle('ended', !live);
@@ -125,8 +176,19 @@ export class AgentsTable {
     force.disabled = busy;
   }
 
+  createWaitRow(a) {
+    return h('tr.wait-row', { dataset: { waitOf: a.name } }, h('td', { colspan: COLUMNS }, h('div.wait-line')));
+  }
+
+  // Rebuilt whole, and only when what it waits on changed (the signature).
+  updateWaitRow(tr, a) {
+    tr.classList.toggle('selected', this.selected === a.name);
+    tr.classList.toggle('has-more', Boolean(a.acp || a.worktree)); // its ACP or worktree line comes next
+    tr.firstChild.firstChild.replaceChildren(...waitLine(a));
+  }
+
   createAcpRow(a) {
-    return h('tr.acp-row', { dataset: { acpOf: a.name } }, h('td', { colspan: 8 }, h('div.acp-line')));
+    return h('tr.acp-row', { dataset: { acpOf: a.name } }, h('td', { colspan: COLUMNS }, h('div.acp-line')));
   }
 
   // Rebuilt whole, and only when its ACP state, its turn or its buttons changed (the signature).
@@ -145,7 +207,7 @@ export class AgentsTable {
   }
 
   createWorktreeRow(a) {
-    return h('tr.wt-row', { dataset: { worktreeOf: a.name } }, h('td', { colspan: 8 }, h('div.wt')));
+    return h('tr.wt-row', { dataset: { worktreeOf: a.name } }, h('td', { colspan: COLUMNS }, h('div.wt')));
   }
 
   // Rebuilt whole, and only when its worktree's state changed (the signature).

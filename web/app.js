@@ -1,9 +1,11 @@
 // The dashboard of `team serve` (SPEC 13): the teams, a team's agents (with their worktrees' git
 // state, SPEC 14), tasks, running executions, inboxes, activity, an agent's log, open shutdown
 // requests, the kept worktrees, and for agents on the Agent Client Protocol their permission
-// requests and transcripts, kept up to date by one event stream (GET /api/events). An event
-// marks what it touches as stale; a short coalescing delay later each stale part is fetched again,
-// one request per part at a time, and rendered with keyed row updates. The page never polls for
+// requests and transcripts, and what each agent is doing (SPEC 17: waiting agents first, and a
+// browser notification when one starts waiting), kept up to date by one event stream
+// (GET /api/events). An event marks what it touches as stale; a short coalescing delay later each
+// stale part is fetched again, one request per part at a time, and rendered with keyed row
+// updates (an agent's change of activity is applied from the event itself). The page never polls for
 // everything; only what changes without an activity event is also refreshed on a modest
 // interval: an open log, open inboxes, and the git state of live agents' worktrees (an agent's
 // commit is no event).
@@ -15,6 +17,7 @@ import { ShutdownsPanel, ExecutionsPanel, TasksPanel, InboxesPanel, ActivityPane
 import { LogPanel } from './log.js';
 import { WorktreesPanel } from './worktrees.js';
 import { PermissionsPanel, TranscriptPanel } from './acp.js';
+import { Notifier } from './notify.js';
 
 const $ = (id) => document.getElementById(id);
 const state = { teams: [], team: null, status: null };
@@ -28,6 +31,7 @@ const agents = new AgentsTable({
   openTranscript: (name) => openTranscript(name),
   changed: () => refreshNow('agents', 'status', 'tasks', 'teams'),
   busyChanged: () => transcript.sync(),
+  waiting: (n) => setTitle(n),
 });
 const shutdowns = new ShutdownsPanel();
 const executions = new ExecutionsPanel({ team: currentTeam, changed: () => refreshNow('executions') });
@@ -43,6 +47,25 @@ const transcript = new TranscriptPanel({
   onClose: () => agents.select(null),
 });
 const worktrees = new WorktreesPanel({ team: currentTeam, changed: () => refreshNow('worktrees', 'agents') });
+const notifier = new Notifier({ show: (team, name) => showAgent(team, name) });
+
+// The tab's title: the team, and how many of its agents wait for a person.
+function setTitle(waiting) {
+  if (!state.team) return;
+  const title = `${waiting ? `(${waiting}) ` : ''}${state.team} · team`;
+  if (document.title !== title) document.title = title;
+}
+
+// A notification's click: that agent's team, its row on screen.
+async function showAgent(team, name) {
+  if (team !== state.team) {
+    location.hash = '#' + encodeURIComponent(team);
+    await selectTeam(team);
+  }
+  const tr = document.querySelector(`#agents-body tr[data-agent="${CSS.escape(name)}"]`);
+  tr?.scrollIntoView({ block: 'nearest' });
+  tr?.querySelector('.name-btn')?.focus();
+}
 
 // ---- loading, one request per part at a time ----
 
@@ -185,7 +208,7 @@ async function selectTeam(name) {
   inboxes.close();
   worktrees.reset();
   permissions.reset();
-  document.title = `${name} · team`;
+  setTitle(0);
   await refreshNow(...TEAM_PARTS, 'inboxes');
   // The first full render of a team: what bench-paint and the tests wait for.
   if (!document.documentElement.dataset.ready) {
@@ -222,6 +245,8 @@ function openTranscript(name) {
 // What an activity type touches. Unknown types touch everything of the team.
 function partsFor(type) {
   if (type === 'message_sent') return [];
+  // An agent's activity: its row, from the entry itself (onEvent).
+  if (type === 'agent_state') return [];
   if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks', 'worktrees', 'hosts'];
   if (/^host_/.test(type)) return ['hosts', 'agents'];
   // A watcher's record of a worktree's git state: the agents' lines only.
@@ -246,10 +271,15 @@ function onEvent(ev) {
   }
   const type = row.type ?? ev.type;
   const team = typeof row.team === 'object' && row.team ? row.team.name : row.team;
+  // An agent that starts waiting, in any team: a notification.
+  if (type === 'agent_state') notifier.event(row, team ?? state.team);
   if (team && team !== state.team) return markStale('teams');
   // Rows of no team (a shell started outside any team) are home-wide: shown in every feed.
   if (row.id !== undefined) activity.add(row);
   const parts = partsFor(type);
+  // A change of activity updates its agent's row in place (all agents are fetched only for an
+  // agent the page does not know yet).
+  if (type === 'agent_state' && !agents.applyState(row)) parts.push('agents');
   const about = String(row.details?.agentId ?? '').split('@')[0];
   if (log.name && about === log.name) parts.push('log');
   if (/^permission_/.test(type)) permissions.enable(true);
@@ -312,6 +342,7 @@ function showSignin() {
 }
 
 function wire() {
+  notifier.wire();
   $('team-select').addEventListener('change', (e) => {
     location.hash = '#' + encodeURIComponent(e.target.value);
   });

@@ -93,6 +93,12 @@ export function relativeTime(iso, now = Date.now()) {
   return future ? `in ${amount}` : `${amount} ago`;
 }
 
+// How long since `iso`, without "ago": "3 s", "4 min", "2 h", "1 day" (an activity's age).
+export function ageText(iso, now = Date.now()) {
+  if (!iso) return '';
+  return relativeTime(iso, now).replace(/ ago$/, '').replace('just now', 'now');
+}
+
 // Coalesces a burst of calls into one call `ms` after the first, with the arguments of every call
 // collected (events come in bursts; a steady stream still gets a refresh every `ms`).
 export function coalesce(fn, ms) {

@@ -284,7 +284,7 @@ const CAP = 200;
 export function describe(row) {
   const d = row.details ?? {};
   const parts = [];
-  for (const k of ['agentId', 'execution_id', 'shellId', 'shell_id', 'taskId', 'subject', 'owner', 'status', 'phase',
+  for (const k of ['agentId', 'state', 'source', 'waitingOn', 'execution_id', 'shellId', 'shell_id', 'taskId', 'subject', 'owner', 'status', 'phase',
     'exitReason', 'exitCode', 'returncode', 'signal', 'reason', 'reassignedTasks', 'requestId', 'from', 'tasks', 'to', 'ids',
     'agent', 'branch', 'into', 'strategy', 'commit', 'permission', 'title', 'answer', 'by', 'turn', 'stopReason', 'error']) {
     let v = d[k];

@@ -1,6 +1,6 @@
 // Page-wide pieces: error toasts that show the API's own error text, the confirm dialog, and the
 // relative times that age in place.
-import { h, setText, relativeTime } from './dom.js';
+import { h, setText, relativeTime, ageText } from './dom.js';
 
 const toasts = () => document.getElementById('toasts');
 
@@ -46,7 +46,15 @@ export function setTime(el, iso) {
   setText(el, relativeTime(iso));
 }
 
+// An age ("4 min", no "ago": how long a state has lasted) that tickTimes() keeps fresh too.
+export function setAge(el, iso) {
+  if (iso) el.dataset.since = iso;
+  else delete el.dataset.since;
+  setText(el, ageText(iso));
+}
+
 export function tickTimes() {
   const now = Date.now();
   for (const el of document.querySelectorAll('[data-at]')) setText(el, relativeTime(el.dataset.at, now));
+  for (const el of document.querySelectorAll('[data-since]')) setText(el, ageText(el.dataset.since, now));
 }

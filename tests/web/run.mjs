@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Home, until, alive, tree, closeBrowser } from './harness.mjs';
+import { Home, TEAM, until, alive, tree, closeBrowser } from './harness.mjs';
 
 after(closeBrowser);
 
@@ -360,6 +360,12 @@ webTest('an ACP agent: its permission request answered from the page, its transc
   await page.locator('#perm-count', { hasText: '1 open' }).waitFor();
   await line.locator('.acp-perms', { hasText: '1 permission request' }).waitFor();
   await line.locator('.acp-turn', { hasText: 'turn 1 running' }).waitFor();
+  // The agent waits for a person (SPEC 17): its badge, and under its row the request's title and
+  // the command that answers it.
+  await row(page, 'a1').locator('.act-waiting').waitFor();
+  assert.equal(await row(page, 'a1').locator('td.act-cell').getAttribute('data-source'), 'acp');
+  await waitLine(page, 'a1').locator('.wait-answer', { hasText: /^team permission allow\|deny \d+$/ }).waitFor();
+  assert.equal(await waitLine(page, 'a1').locator('.wait-tool').textContent(), 'a edit tool call');
   // Meanwhile the transcript: the prompt, the thought (dimmed), the plan as a checklist with its
   // first step done, the tool call with its status and content, the streamed text, the tool call
   // waiting for the answer.
@@ -385,6 +391,8 @@ webTest('an ACP agent: its permission request answered from the page, its transc
   await tr.locator('.tr-msg', { hasText: 'after' }).waitFor();
   await tr.locator('.tr-stop[data-stop-reason="end_turn"]').waitFor();
   await line.locator('.acp-turn', { hasText: 'idle' }).waitFor();
+  await row(page, 'a1').locator('.act-idle').waitFor();
+  assert.equal(await waitLine(page, 'a1').count(), 0, 'no line of a wait once answered');
   assert.equal(await line.locator('.acp-perms').count(), 0, 'no open permission request left');
   assert.equal(await line.locator('.acp-cancel').count(), 0, 'no Cancel without a running turn');
   // The server's record of it, and the page's list of closed requests.
@@ -427,4 +435,167 @@ webTest('an ACP agent: its permission request answered from the page, its transc
 
   assert.equal(await page.evaluate(() => window.__pwned), undefined, 'nothing the agent wrote ran');
   assert.equal(await page.locator('#board img').count(), 0, 'no img element was made');
+});
+
+// SPEC 17: what each agent is doing. The agents here report through hooks: the claude preset
+// puts its flags after the program's name, and the program (a script in the test's home) ignores
+// them. A report is what Claude Code's hook would send, given to `team __report` as the hook does.
+function hookAgent(home, name) {
+  const program = join(home.dir, 'ignores-its-args');
+  writeFileSync(program, '#!/bin/sh\nexec sleep 1000\n', { mode: 0o755 });
+  return home.teamOk(['spawn', name, '--preset', 'claude', '--json', '--', program]);
+}
+function report(home, name, event, payload = {}) {
+  return new Promise((res, rej) => {
+    const child = execFile(TEAM, ['--home', home.dir, '__report', `${name}@web`, 'claude', event], { env: home.env() },
+      (error, stdout, stderr) => (error ? rej(new Error(`__report ${event}: ${stderr || error.message}`)) : res()));
+    child.stdin.end(JSON.stringify(payload));
+  });
+}
+const permissionRequest = (command) => ({ tool_name: 'Bash', tool_input: { command } });
+// The agents' rows in the table's order.
+const rowOrder = (page) => page.locator('#agents-body tr[data-agent]').evaluateAll((trs) => trs.map((tr) => tr.dataset.agent));
+const waitLine = (page, name) => page.locator(`#agents-body tr[data-wait-of="${name}"]`);
+// Replaces window.Notification with one that records each notification it is asked for (and
+// asks the real one for the permission), before any script of the page runs.
+function captureNotifications() {
+  window.__notes = [];
+  const Real = window.Notification;
+  window.Notification = class {
+    constructor(title, options = {}) {
+      window.__notes.push({ title, body: options.body, tag: options.tag });
+    }
+    static get permission() {
+      return Real.permission;
+    }
+    static requestPermission() {
+      return Real.requestPermission();
+    }
+    close() {}
+  };
+}
+const notes = (page) => page.evaluate(() => window.__notes);
+
+webTest('a waiting agent: its badge, what it waits on and its answer, first in the table; idle and working badges', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  for (const n of ['w1', 'w2', 'w3']) await hookAgent(home, n);
+  await home.serve();
+  const { page } = await home.open();
+  for (const n of ['w1', 'w2', 'w3']) await row(page, n).locator('.act-starting').waitFor();
+  assert.deepEqual(await rowOrder(page), ['w1', 'w2', 'w3'], 'creation order while none waits');
+  assert.match(await row(page, 'w1').locator('td.act-cell').getAttribute('title'), /^starting since .*, from /);
+  // w3 asks for a permission: its badge, the line of what it waits on, and it comes first.
+  await report(home, 'w3', 'PermissionRequest', permissionRequest('rm -rf build'));
+  await row(page, 'w3').locator('.act-waiting', { hasText: 'waiting' }).waitFor();
+  const line = waitLine(page, 'w3');
+  await line.locator('.wait-what', { hasText: 'rm -rf build' }).waitFor();
+  assert.equal(await line.locator('.wait-kind').textContent(), 'waits for a permission');
+  assert.equal(await line.locator('.wait-tool').textContent(), 'Bash');
+  assert.equal(await line.locator('.wait-answer').textContent(), 'team attach w3 --team web');
+  assert.match(await row(page, 'w3').locator('td.act-cell').getAttribute('title'), /^waiting since .*, from the agent's own reports/);
+  assert.match(await row(page, 'w3').locator('.act-age').textContent(), /^(now|\d+ s)$/);
+  assert.deepEqual(await rowOrder(page), ['w3', 'w1', 'w2']);
+  // The wait line sits right under its agent's row.
+  assert.equal(await line.evaluate((tr) => tr.previousElementSibling.dataset.agent), 'w3');
+  await page.locator('#agents-count', { hasText: '3 live · 1 waiting' }).waitFor();
+  await until(async () => (await page.title()) === '(1) web · team', 'the title to count the waiting agent');
+  // w1 asks a question later: the longest wait stays on top.
+  await report(home, 'w1', 'PreToolUse', { tool_name: 'AskUserQuestion', tool_input: { questions: [{ question: 'Which <b>branch</b>?' }] } });
+  await waitLine(page, 'w1').locator('.wait-what', { hasText: 'Which <b>branch</b>?' }).waitFor();
+  assert.equal(await waitLine(page, 'w1').locator('.wait-kind').textContent(), 'waits for an answer');
+  assert.deepEqual(await rowOrder(page), ['w3', 'w1', 'w2']);
+  // w3 is answered and works again: back to its place, its line gone; w2 ends its turn: idle.
+  await report(home, 'w3', 'UserPromptSubmit', { prompt: 'go on' });
+  await row(page, 'w3').locator('.act-working').waitFor();
+  await line.waitFor({ state: 'detached' });
+  await report(home, 'w2', 'Stop');
+  await row(page, 'w2').locator('.act-idle').waitFor();
+  assert.deepEqual(await rowOrder(page), ['w1', 'w2', 'w3']);
+  // The filter knows the activity too.
+  await page.locator('#agent-filter').fill('waiting');
+  await until(async () => JSON.stringify(await rowOrder(page)) === '["w1"]', 'the filter to leave the waiting agent');
+  await page.locator('#agent-filter').fill('');
+  // What the page shows is what the API says, after a reload too (no event needed).
+  await page.reload();
+  await page.locator('html[data-ready]').waitFor();
+  await row(page, 'w1').locator('.act-waiting').waitFor();
+  assert.deepEqual(await rowOrder(page), ['w1', 'w2', 'w3']);
+  const agents = await home.teamOk(['agents', '--json', '--team', 'web']);
+  assert.deepEqual(agents.filter((a) => a.activity).map((a) => [a.name, a.activity.state]), [['w1', 'waiting'], ['w2', 'idle'], ['w3', 'working']]);
+  // An ended agent says so.
+  await home.teamOk(['kill-agent', 'w2', '--force', '--grace', '250ms', '--json']);
+  await row(page, 'w2').locator('.act-ended').waitFor();
+});
+
+webTest('a notification for each agent that starts waiting: once per wait, none for a wait open before the page', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  for (const n of ['w1', 'w2']) await hookAgent(home, n);
+  // w1 waits before the page opens.
+  await report(home, 'w1', 'PermissionRequest', permissionRequest('make install'));
+  await home.serve();
+  const page = await home.page();
+  await page.addInitScript(captureNotifications);
+  await page.goto(home.url);
+  await page.locator('html[data-ready]').waitFor();
+  await page.locator('#conn.conn-live').waitFor();
+  await row(page, 'w1').locator('.act-waiting').waitFor();
+  // No permission yet: the button asks for it. Headless, the browser's prompt answers no: the
+  // button says so. Then the permission is granted (as in the browser's site settings): the
+  // button follows, and notifications are on.
+  const button = page.locator('#notify');
+  const says = (text) => until(async () => (await button.textContent()) === text, `the button to say "${text}"`);
+  await says('notify me');
+  await button.click();
+  await says('notifications blocked');
+  assert.equal(await button.isDisabled(), true);
+  await page.context().grantPermissions(['notifications'], { origin: home.origin });
+  await says('notifications on');
+  assert.equal(await button.getAttribute('aria-pressed'), 'true');
+  assert.deepEqual(await notes(page), [], 'none for the wait of w1, open before the page');
+
+  // w2 starts waiting: one notification, naming it, its command and the answer.
+  await report(home, 'w2', 'PermissionRequest', permissionRequest('git push --force'));
+  await until(async () => (await notes(page)).length === 1, 'a notification');
+  const [first] = await notes(page);
+  assert.equal(first.title, 'w2 (web) waits for a permission');
+  assert.equal(first.body, 'Bash: git push --force\nanswer: team attach w2 --team web');
+  assert.equal(first.tag, 'team-wait w2@web', 'a newer notification of the same agent replaces an older one');
+  // The same wait reported again (Claude Code's Notification after its PermissionRequest) is no
+  // new wait; the next one that is, w2 working and then waiting again, is the second notification.
+  await report(home, 'w2', 'Notification', { notification_type: 'permission_prompt', message: 'Claude needs your permission to use Bash' });
+  await report(home, 'w2', 'PermissionRequest', permissionRequest('git push --force'));
+  await report(home, 'w2', 'UserPromptSubmit', { prompt: 'ok' });
+  await row(page, 'w2').locator('.act-working').waitFor();
+  // (the stream is in order: the entries before the one that made w2 working have been handled)
+  assert.equal((await notes(page)).length, 1, 'the same wait reported again raised nothing');
+  await report(home, 'w2', 'PermissionRequest', permissionRequest('git push --force'));
+  await until(async () => (await notes(page)).length === 2, 'a second notification');
+  const waits = await home.teamOk(['activity', '--type', 'agent_state', '--json']);
+  assert.equal(waits.filter((e) => e.details.state === 'waiting').length, 3, 'three waits: w1 before the page, w2 twice');
+  const all = await notes(page);
+  assert.deepEqual(all.map((n) => n.title), ['w2 (web) waits for a permission', 'w2 (web) waits for a permission']);
+  assert.ok(all.every((n) => !n.title.startsWith('w1')), 'none for the wait of w1, open before the page');
+  // Off from the button: a new wait shows on the page and raises nothing.
+  await button.click();
+  await says('notifications off');
+  assert.equal(await button.getAttribute('aria-pressed'), 'false');
+  await report(home, 'w1', 'UserPromptSubmit', { prompt: 'ok' });
+  await report(home, 'w1', 'PermissionRequest', permissionRequest('make clean'));
+  await waitLine(page, 'w1').locator('.wait-what', { hasText: 'make clean' }).waitFor();
+  assert.equal((await notes(page)).length, 2);
+});
+
+webTest("a plain program's activity comes from its screen: idle once its screen is still, live", async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.teamOk(['config', 'set', 'idle-after', '1s', '--team', 'web', '--json']);
+  await home.serve();
+  const { page } = await home.open();
+  await page.evaluate(() => (window.__sameDocument = true));
+  await home.teamOk(['spawn', 'p1', '--json', '--', 'bash', '-c', 'for i in 1 2 3; do echo "step $i"; sleep 0.2; done; exec sleep 1000']);
+  await row(page, 'p1').locator('.act-idle').waitFor();
+  assert.equal(await row(page, 'p1').locator('td.act-cell').getAttribute('data-source'), 'screen');
+  assert.match(await row(page, 'p1').locator('td.act-cell').getAttribute('title'), /^idle since .*, from its pane/);
+  const states = (await home.teamOk(['activity', '--type', 'agent_state', '--json'])).map((e) => e.details.state);
+  assert.equal(states.at(-1), 'idle', `the page shows the last state the log has (${states.join(', ')})`);
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload happened');
 });

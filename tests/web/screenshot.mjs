@@ -1,17 +1,34 @@
-// The screenshot of the guide (docs/dashboard.png): a small team at work, its log open.
+// The screenshot of the guide (docs/dashboard.png): a small team at work, one agent waiting for a
+// permission (SPEC 17), the log of another open.
 // Run: TEAM_BINARY=build/team node tests/web/screenshot.mjs [OUT.png] [--dark]
-import { Home, closeBrowser, until } from './harness.mjs';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Home, TEAM, closeBrowser, until } from './harness.mjs';
 
 const out = process.argv.find((a) => a.endsWith('.png')) ?? new URL('../../docs/dashboard.png', import.meta.url).pathname;
 const home = new Home();
+// What Claude Code's hook would report of `name` (the agents below run with its preset).
+const report = (name, event, payload) =>
+  new Promise((res, rej) => {
+    const child = execFile(TEAM, ['--home', home.dir, '__report', `${name}@web`, 'claude', event], { env: home.env() },
+      (error, stdout, stderr) => (error ? rej(new Error(stderr || error.message)) : res()));
+    child.stdin.end(JSON.stringify(payload));
+  });
 try {
   await home.teamOk(['create', 'web', '--description', 'the web app', '--json']);
-  const worker = (colour, text) =>
-    ['bash', '-c', `printf '\\e[1;${colour}m%s\\e[0m %s\\n' "$TEAM_AGENT_NAME" '${text}'; printf '\\e[2m$ npm test\\e[0m\\n\\e[32m  ✓\\e[0m parser handles empty input\\n\\e[32m  ✓\\e[0m parser keeps comments\\n\\e[31m  ✗\\e[0m parser: unicode escapes (expected 2, got 1)\\n'; sleep 3600`];
-  await home.teamOk(['spawn', 'parser', '--role', 'writes the parser', '--json', '--', ...worker(34, 'working on task 1')]);
-  await home.teamOk(['spawn', 'reviewer', '--role', 'reviews changes', '--json', '--', ...worker(35, 'waiting for a diff')]);
-  await home.teamOk(['spawn', 'docs', '--json', '--', ...worker(36, 'writing the guide')]);
+  // A worker: a script that prints a test run and sleeps, and ignores the flags a preset adds.
+  const worker = (name, colour, text) => {
+    const file = join(home.dir, `${name}.sh`);
+    writeFileSync(file, `#!/bin/bash\nprintf '\\e[1;${colour}m%s\\e[0m %s\\n' "$TEAM_AGENT_NAME" '${text}'; printf '\\e[2m$ npm test\\e[0m\\n\\e[32m  ✓\\e[0m parser handles empty input\\n\\e[32m  ✓\\e[0m parser keeps comments\\n\\e[31m  ✗\\e[0m parser: unicode escapes (expected 2, got 1)\\n'; exec sleep 3600\n`, { mode: 0o755 });
+    return [file];
+  };
+  await home.teamOk(['spawn', 'parser', '--role', 'writes the parser', '--preset', 'claude', '--json', '--', ...worker('parser', 34, 'working on task 1')]);
+  await home.teamOk(['spawn', 'reviewer', '--role', 'reviews changes', '--preset', 'claude', '--json', '--', ...worker('reviewer', 35, 'reviewing the parser')]);
+  await home.teamOk(['spawn', 'docs', '--json', '--', ...worker('docs', 36, 'writing the guide')]);
   await home.teamOk(['spawn', 'flaky', '--json', '--', 'sleep', '3600']);
+  await report('parser', 'UserPromptSubmit', { prompt: 'take task 1' });
+  await report('reviewer', 'PermissionRequest', { tool_name: 'Bash', tool_input: { command: 'git push origin team/web/parser' } });
   await home.teamOk(['task', 'add', 'write the parser', '--owner', 'parser', '--json']);
   await home.teamOk(['task', 'update', '1', '--status', 'in_progress', '--json']);
   await home.teamOk(['task', 'add', 'review the parser', '--owner', 'reviewer', '--json']);
@@ -24,6 +41,7 @@ try {
   await home.serve();
   const { page } = await home.open({ viewport: { width: 1280, height: 720 } });
   if (process.argv.includes('--dark')) await page.emulateMedia({ colorScheme: 'dark' });
+  await page.locator('#agents-body tr[data-wait-of="reviewer"] .wait-what').waitFor();
   await page.locator('#agents-body tr[data-agent="parser"] .name-btn').click();
   await page.locator('#log-body', { hasText: 'unicode escapes' }).waitFor();
   await until(async () => (await page.locator('#exec-list li').count()) === 1, 'the running shell');
