@@ -109,6 +109,9 @@ const std::vector<Shape>& shapes() {
         {.tool = "shell_release", .fields = {kShellId}},
         {.tool = "run", .bound = "timeout"},
         {.tool = "activity", .list_key = "activity"},
+        // A wait for agents' activity (SPEC 17): 10 minutes at most, as every wait.
+        {.tool = "agent_wait", .bound = "timeout"},
+        {.tool = "config_list", .list_key = "settings"},
     };
     return kShapes;
 }

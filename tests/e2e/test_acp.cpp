@@ -198,10 +198,25 @@ TEST_CASE("acp: permission requests reach the leader: allow, deny (reject), canc
     team::test::check_refused(
         h, {"permission", "answer", std::to_string(id), "allow", "--decision", "deny"}, 2);
     CHECK(h.ok({"permission", "list"})[0]["state"] == "open");
+    // It waits for a person (SPEC 17), on that request, and the message says what answers it.
+    auto find_a1 = [&] {
+        for (const auto& a : h.ok({"agents"}))
+            if (a["name"] == "a1") return a["activity"];
+        return Json();
+    };
+    auto act = find_a1();
+    CHECK(act["state"] == "waiting");
+    CHECK(act["source"] == "acp");
+    CHECK(act["waitingOn"]["permission"] == id);
+    CHECK(act["waitingOn"]["answer"] == "team permission allow|deny " + std::to_string(id));
+    CHECK(data["answer"] == "team permission allow|deny " + std::to_string(id));
     auto answered = h.ok({"permission", "allow", std::to_string(id)});
     CHECK(answered["answer"] == "allow");
     h.wait_said("a1", "permission: allow");
     h.wait_said("a1", "after-allow");
+    // Its turn went on, then ended: idle, and told only once.
+    h.ok({"wait", "a1", "--until", "idle", "--timeout", "20s"});
+    CHECK(h.ok({"inbox", "--type", "needs_input"}).size() == 1);
     team::test::check_refused(h, {"permission", "deny", std::to_string(id)}, 4);
 
     // Deny picks the agent's reject option, never `cancelled`: the turn goes on.

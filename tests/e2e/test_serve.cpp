@@ -477,3 +477,58 @@ TEST_CASE("serve: --unix serves the same API on a private socket and removes it 
     s.stop();
     h.finish();
 }
+
+TEST_CASE("serve: wait and the settings (SPEC 17), the same as the command line, and bad input",
+          "[serve]") {
+    AgentsHome h("srv-attn");
+    Serve s(h);
+    const std::string t = "/api/teams/srv-attn";
+    const std::map<std::string, std::string> home_env{{"TEAM_NAME", ""}};
+    auto put = [&](const std::string& target, const Json& body) {
+        return s.request("PUT", target, body.dump());
+    };
+    auto team_set = put(t + "/config/idle-after", {{"value", "200ms"}});
+    INFO(team_set.body);
+    CHECK(team_set.status == 200);
+    CHECK(team_set.json()["from"] == "team");
+    CHECK(team_set.json()["setBy"] == "leader@srv-attn");
+    CHECK(put("/api/config/notify", {{"value", "true"}}).json()["from"] == "home");
+    CHECK(s.get("/api/config").json() == h.json_run({"config"}, home_env).json());
+    CHECK(s.get(t + "/config").json() == cli_json(h, {"config"}));
+    CHECK(s.get(t + "/config/idle-after").json() == cli_json(h, {"config", "get", "idle-after"}));
+
+    h.spawn("w1", {"sh", "-c", "echo up; exec sleep 600"});
+    auto waited = s.post(t + "/wait", {{"names", {"w1"}}, {"until", "idle"}, {"timeout", "20s"}});
+    INFO(waited.body);
+    CHECK(waited.status == 200);
+    CHECK(waited.json()["reached"] == true);
+    // The agents carry it, as the command line's do.
+    auto rows = s.get(t + "/agents").json();
+    CHECK(rows == cli_json(h, {"agents"}));
+    CHECK(rows[0]["activity"]["state"] == "idle");
+    auto late = s.post(t + "/wait", {{"names", {"w1"}}, {"until", "working"}, {"timeout", "300ms"}});
+    CHECK(late.status == 504);
+    CHECK(late.json()["code"] == "timeout");
+    CHECK(late.json()["reached"] == false);
+
+    // Bad input: its status and code, nothing changed, the server goes on.
+    auto before = s.get("/api/config").json();
+    CHECK(s.post(t + "/wait", {{"names", {"w1"}}, {"until", "asleep"}}).status == 400);
+    CHECK(s.post(t + "/wait", {{"names", {"nobody"}}, {"until", "idle"}}).status == 404);
+    CHECK(s.post(t + "/wait", {{"until", "idle"}}).status == 400);
+    CHECK(s.post(t + "/wait", {{"names", "w1"}, {"until", "idle"}}).status == 400);
+    CHECK(put("/api/config/nope", {{"value", "1"}}).status == 400);
+    CHECK(put("/api/config/notify", {{"value", "a\nb"}}).status == 400);
+    CHECK(put("/api/config/notify", Json::object()).status == 400);
+    CHECK(put(t + "/config/notify", {{"value", "x"}}).status == 400);
+    CHECK(put("/api/teams/nosuch/config/idle-after", {{"value", "1s"}}).status == 404);
+    CHECK(s.request("PUT", "/api/config/notify", "{not json").status == 400);
+    CHECK(s.get("/api/config").json() == before);
+
+    auto removed = s.request("DELETE", t + "/config/idle-after");
+    CHECK(removed.json()["removed"] == true);
+    CHECK(removed.json()["from"] == "default");
+    CHECK(s.request("DELETE", "/api/config/notify").json()["from"] == "unset");
+    s.stop();
+    h.finish();
+}

@@ -817,3 +817,47 @@ test('ACP agents through MCP: a turn, its permission request listed and denied, 
   const killed = await ok(client, 'kill_agent', { agentId: 'a1', force: true });
   assert.equal(killed.phase, 'force_killed');
 }));
+
+test('agent_wait and the settings: a wait woken by the screen, a timeout, config set, get, list and unset, bad input', withHome(async (home) => {
+  const { client } = await home.client();
+  await ok(client, 'team_create', { name: 'web', cwd: home.dir });
+  const team = await ok(client, 'config_set', { team: 'web', key: 'idle-after', value: '200ms' });
+  assert.equal(team.from, 'team');
+  await ok(client, 'agent_spawn', { name: 'w1', command: ['sh', '-c', 'echo up; exec sleep 600'] });
+  // Its screen says working, then idle; the wait wakes at that commit.
+  const idle = await ok(client, 'agent_wait', { names: ['w1'], until: 'idle', timeoutMs: 20000 });
+  assert.equal(idle.reached, true);
+  assert.equal(idle.agents[0].activity.state, 'idle');
+  const listed = await ok(client, 'agent_list', {});
+  const w1 = listed.agents.find((a) => a.name === 'w1');
+  assert.equal(w1.activity.state, 'idle');
+  assert.equal(w1.activity.source, 'screen');
+  // Not working within 300 ms: a timeout, in the wait's own shape.
+  const late = await refused(client, 'agent_wait', { names: ['w1'], until: 'working', timeoutMs: 300 }, 'timeout');
+  assert.equal(late.reached, false);
+  assert.equal(late.agents.length, 1);
+  const asleep = await refused(client, 'agent_wait', { names: ['w1'], until: 'asleep' }, 'usage');
+  assert.match(asleep.error, /working, waiting, idle, ended/);
+  await argumentsRefused(client, 'agent_wait', { names: ['w1'], until: 'idle', timeoutMs: 600001 }, 'timeoutMs');
+  await refused(client, 'agent_wait', { names: ['nobody'], until: 'idle' }, 'not_found');
+
+  // The home's settings, and the team's over them.
+  const set = await ok(client, 'config_set', { key: 'notify', value: "echo 'it is $(x)'; true" });
+  assert.equal(set.from, 'home');
+  assert.equal(set.value, "echo 'it is $(x)'; true");
+  assert.equal((await ok(client, 'config_get', { key: 'idle-after', team: 'web' })).value, '200ms');
+  const all = await ok(client, 'config_list', {});
+  assert.ok(Array.isArray(all.settings));
+  assert.equal(all.settings.find((e) => e.key === 'notify').from, 'home');
+  const unset = await ok(client, 'config_unset', { key: 'idle-after', team: 'web' });
+  assert.equal(unset.removed, true);
+  assert.equal(unset.from, 'default');
+  await refused(client, 'config_set', { key: 'nope', value: '1' }, 'usage');
+  await refused(client, 'config_set', { key: 'idle-after', value: 'soon' }, 'usage');
+  await refused(client, 'config_set', { key: 'notify', value: 'a\nb' }, 'usage');
+  await refused(client, 'config_set', { team: 'web', key: 'notify', value: 'x' }, 'usage');
+  // An agent's server: the team's settings are its leader's.
+  const { client: agent } = await home.client([], { TEAM_AGENT_ID: 'w1@web' });
+  await refused(agent, 'config_set', { key: 'idle-after', value: '1s' }, 'refused');
+  assert.equal((await ok(client, 'config_get', { key: 'notify' })).value, "echo 'it is $(x)'; true");
+}));
