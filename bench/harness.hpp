@@ -91,5 +91,8 @@ std::vector<Figure> serve_figures(const std::string& team);
 // ACP agents: a prompt, a permission request and its answer, a terminal, a cancel crossing
 // between team processes and a hosted agent; the host's memory (acp.cpp).
 std::vector<Figure> acp_figures(const std::string& team);
+// The figures of agents' activity: a hook's cost, its report shown and waking a wait
+// (attention.cpp).
+std::vector<Figure> attention_figures(const std::string& team);
 
 }  // namespace bench
