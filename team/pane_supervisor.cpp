@@ -86,12 +86,6 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         spec.bell_rang = [&bell] { return bell.check(); };
         spec.bell_retry = SupervisorBell::kRetry;
     }
-    // An agent that says nothing of itself: its pane's output says whether it works
-    // (team/screen_watch.hpp), from its first byte, in a child that ends with this process.
-    if (!pane_id.empty()) {
-        auto activity = load_agent_activity(store, agent_id);
-        if (activity && activity->source == "screen") start_screen_watch(store.home(), agent_id);
-    }
     try {
         supervisor.start(spec);
     } catch (const Error& e) {
@@ -110,6 +104,14 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         // it lost, or a force-kill came first): nothing of it may run on unrecorded.
         supervisor.stop(std::chrono::milliseconds(1000));
         return leave();
+    }
+
+    // An agent that says nothing of itself: its pane's output says whether it works
+    // (team/screen_watch.hpp; what it printed before the watch counts), in a child that ends
+    // with this process. Started once the spawn has its answer, off its path.
+    if (!pane_id.empty()) {
+        auto activity = load_agent_activity(store, agent_id);
+        if (activity && activity->source == "screen") start_screen_watch(store.home(), agent_id);
     }
 
     // An agent with a worktree: its watcher keeps the worktree's git state in the store for the
