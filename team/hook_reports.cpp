@@ -81,7 +81,10 @@ std::optional<ActivityReport> claude_or_codex(std::string_view event, const json
         std::string message = text_of(p, "message");
         if (type == "permission_prompt" ||
             (type.empty() && message.find("permission") != std::string::npos)) {
-            return make("waiting", event);  // the dialog a PermissionRequest reported
+            // The dialog a PermissionRequest reported, 6 s on: never a wait of its own.
+            auto r = make("waiting", event);
+            r.only_while_waiting = true;
+            return r;
         }
         if (type == "idle_prompt") return make("idle", event);
         if (type == "elicitation_dialog") {
