@@ -20,6 +20,7 @@ namespace {
 struct Screen {
     std::string text;         // the visible screen, as capture-pane gives it
     std::string cursor_line;  // the line the cursor is on
+    std::string line_above;   // the one above it
     std::string tty;          // the pane's terminal
     bool ok = false;
 };
@@ -45,6 +46,11 @@ Screen look(tmux::Tmux& tmux, const std::string& pane_id) {
     }
     if (start != std::string::npos && start <= s.text.size()) {
         s.cursor_line = s.text.substr(start, s.text.find('\n', start) - start);
+        if (start > 0) {
+            auto above = s.text.rfind('\n', start - 2);
+            above = above == std::string::npos ? 0 : above + 1;
+            s.line_above = s.text.substr(above, start - 1 - above);
+        }
     }
     s.ok = true;
     return s;
@@ -73,6 +79,14 @@ std::string text_end(const std::string& text) {
     return std::string(utf8_tail(last, 16));
 }
 
+// The Enter became a newline in the agent's input box: the cursor on an empty line of it, the
+// text's end on the line above. Gemini CLI does that to an Enter that comes within a while
+// (measured: up to ~0.8 s) of a bracketed paste, which it takes for an Enter of the paste.
+bool enter_became_newline(const Screen& s, const std::string& end) {
+    if (end.empty() || s.line_above.find(end) == std::string::npos) return false;
+    return s.cursor_line.find_first_not_of(" \t") == std::string::npos;
+}
+
 }  // namespace
 
 PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t agent_id,
@@ -81,22 +95,35 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
     using Steady = std::chrono::steady_clock;
     AskedWait asked;
     ChangeWatch watch(store);
-    auto source = [&] {
-        auto row = load_agent_activity(store, agent_id);
-        return row ? row->source : std::string();
-    };
-    bool reports = source() == "hooks";
+    auto first = load_agent_activity(store, agent_id);
+    bool reports = first && first->source == "hooks";
+    // Typed at a dialog (a permission, a question): the answer is taken when the wait ends.
+    bool answering = reports && first->state == "waiting";
     EpochMs typed_at = clock.now();
     Screen before = reports ? Screen{} : look(tmux, pane_id);
     tmux::TmuxServer(tmux).type_text(pane_id, text, true);
     std::string end = text_end(text);
     auto deadline = Steady::now() + timeout;
     auto pause = std::chrono::milliseconds(5);
+    // An agent that reports: its Enter pressed again, a second apart, while it shows that it
+    // took the last one for a newline (enter_became_newline). Its report of the prompt comes
+    // before it does anything with it (the hook runs first), so no Enter lands in a dialog.
+    auto enter_again = Steady::now() + std::chrono::seconds(1);
     PromptTaken out;
     while (true) {
+        if (reports && !answering && Steady::now() >= enter_again) {
+            enter_again = Steady::now() + std::chrono::seconds(1);
+            Screen now = look(tmux, pane_id);
+            if (now.ok && enter_became_newline(now, end)) {
+                tmux.run({"send-keys", "-t", pane_id, "Enter"});
+            }
+        }
         if (reports) {
             auto row = load_agent_activity(store, agent_id);
-            if (row && row->prompted_at && *row->prompted_at >= typed_at) {
+            bool prompted = row && row->prompted_at && *row->prompted_at >= typed_at;
+            bool answered =
+                answering && row && row->state != "waiting" && row->since >= typed_at;
+            if (prompted || answered) {
                 out.taken = true;
                 out.how = "report";
                 return out;
