@@ -112,9 +112,10 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
         for (const char* event : {"SessionStart", "UserPromptSubmit", "PreToolUse",
                                   "PermissionRequest", "PostToolUse", "Stop"}) {
             flags.push_back("-c");
-            flags.push_back(std::string("hooks.") + event + "=[{hooks=[{type=" +
-                            toml_string("command") + ",command=" +
-                            toml_string(report_command(binary, t, event)) + ",timeout=10}]}]");
+            std::string command = toml_string(report_command(binary, t, event));
+            flags.push_back(std::string("hooks.") + event +
+                            R"(=[{hooks=[{type="command",command=)" + command +
+                            ",timeout=10}]}]");  // seconds
         }
         flags.push_back("--dangerously-bypass-hook-trust");
     } else {

@@ -121,8 +121,7 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
         if (reports) {
             auto row = load_agent_activity(store, agent_id);
             bool prompted = row && row->prompted_at && *row->prompted_at >= typed_at;
-            bool answered =
-                answering && row && row->state != "waiting" && row->since >= typed_at;
+            bool answered = answering && row && row->state != "waiting" && row->since >= typed_at;
             if (prompted || answered) {
                 out.taken = true;
                 out.how = "report";
