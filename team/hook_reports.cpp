@@ -60,7 +60,10 @@ json question(const json& input) {
 }
 
 std::optional<ActivityReport> claude_or_codex(std::string_view event, const json& p) {
-    if (event == "SessionStart" || event == "Stop") return make("idle", event);
+    // Codex's Interrupt: the person stopped the turn (Escape, also at its permission dialog).
+    if (event == "SessionStart" || event == "Stop" || event == "Interrupt") {
+        return make("idle", event);
+    }
     if (event == "UserPromptSubmit") return make("working", event, true);
     if (event == "PreToolUse" || event == "PostToolUse") {
         std::string tool = text_of(p, "tool_name");

@@ -108,9 +108,10 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
         // matcher: every tool), report what it does (SPEC 17). Codex skips hooks it has not
         // been told to trust, silently, unless --dangerously-bypass-hook-trust: these are
         // team's own. No `notify`: it also fires for Codex's title thread, whose turn ends
-        // while the agent's own may wait on a permission; Stop is the turn's end.
+        // while the agent's own may wait on a permission; Stop is the turn's end, Interrupt
+        // its end by the person (Escape: at a permission dialog, the answer no).
         for (const char* event : {"SessionStart", "UserPromptSubmit", "PreToolUse",
-                                  "PermissionRequest", "PostToolUse", "Stop"}) {
+                                  "PermissionRequest", "PostToolUse", "Stop", "Interrupt"}) {
             flags.push_back("-c");
             std::string command = toml_string(report_command(binary, t, event));
             flags.push_back(std::string("hooks.") + event +

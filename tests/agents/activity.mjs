@@ -146,6 +146,29 @@ export const scenarios = {
     await home.json(['kill-agent', 'w1', '--force']);
   },
 
+  // The same dialog answered no (Escape): Codex says so with its Interrupt hook, idle; the
+  // command never runs. (Claude Code and Gemini CLI run no hook at that answer: they stay
+  // `waiting` until their next prompt; Claude Code's idle_prompt Notification, 60 s on, aside.)
+  'codex: a dialog answered no is idle': async (home) => {
+    const m = await model(home, FakeOpenAI, claudeTools, {
+      tool: 'exec_command',
+      input: { cmd: COMMAND, sandbox_permissions: 'require_escalated', justification: 'write ran.txt' },
+    });
+    await home.create();
+    const agent = await home.json(['spawn', 'w1', '--preset', 'codex', ...codexHome(home, m), '--', CODEX, ...CODEX_OFFLINE]);
+    await turn(home, agent, {
+      expect: { tool: 'Bash', command: COMMAND },
+      before: async () => until(async () => /Ask Codex to do anything|\u203a /.test(await home.screen(agent.paneId)), WAIT, "Codex's input box"),
+    });
+    await home.tmux(['send-keys', '-t', agent.paneId, 'Escape']);
+    await waitUntil(home, 'idle');
+    const log = await states(home);
+    assert.equal(log.at(-1).event, 'Interrupt', JSON.stringify(log));
+    assert.equal(log.at(-2).state, 'waiting', JSON.stringify(log));
+    assert.ok(!existsSync(join(home.work, 'ran.txt')), 'the command refused ran');
+    await home.json(['kill-agent', 'w1', '--force']);
+  },
+
   // Gemini CLI: BeforeAgent working, its Notification ToolPermission waiting on the command,
   // AfterAgent idle.
   'gemini: working, waiting and idle from its hooks': withSafeHome(async (home) => {

@@ -71,7 +71,7 @@ TEST_CASE("the claude preset adds --mcp-config, --allowedTools and --append-syst
 
 TEST_CASE("the codex preset overrides its config with TOML values", "[presets]") {
     auto w = wire_preset(target("codex"), {});
-    REQUIRE(w.argv.size() == 22);
+    REQUIRE(w.argv.size() == 24);
     CHECK(w.argv[0] == "codex");
     CHECK(w.argv[1] == "-c");
     // A TOML basic string: the quotes in the path escaped.
@@ -86,7 +86,7 @@ TEST_CASE("the codex preset overrides its config with TOML values", "[presets]")
     // thread too.
     int at = 9;
     for (const char* event : {"SessionStart", "UserPromptSubmit", "PreToolUse",
-                              "PermissionRequest", "PostToolUse", "Stop"}) {
+                              "PermissionRequest", "PostToolUse", "Stop", "Interrupt"}) {
         INFO(event);
         CHECK(w.argv[at] == "-c");
         CHECK(w.argv[at + 1] ==
@@ -95,7 +95,7 @@ TEST_CASE("the codex preset overrides its config with TOML values", "[presets]")
                   event + R"(",timeout=10}]}])");
         at += 2;
     }
-    CHECK(w.argv[21] == "--dangerously-bypass-hook-trust");
+    CHECK(w.argv[23] == "--dangerously-bypass-hook-trust");
     for (const auto& arg : w.argv) CHECK(arg.rfind("notify=", 0) == std::string::npos);
 }
 
@@ -286,6 +286,11 @@ TEST_CASE("the hooks' payloads as the agents send them make these reports", "[pr
         CHECK(stop.state == "idle");
         CHECK(report(kind, "SessionStart", R"({"source":"startup"})").state == "idle");
     }
+    // Codex's Interrupt (Escape, also at its permission dialog: the answer no): idle.
+    CHECK(report("codex", "Interrupt",
+                 R"({"session_id":"s","turn_id":"t","hook_event_name":"Interrupt",)"
+                 R"("model":"gpt-5","permission_mode":"default"})")
+              .state == "idle");
     // Claude Code's Notification of the dialog, 6 s on: a wait already reported, no new one.
     auto late = report("claude", "Notification",
                        R"({"hook_event_name":"Notification","message":"Claude needs your )"
