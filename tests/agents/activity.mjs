@@ -41,19 +41,26 @@ function inOrder(list, wanted, what) {
   assert.equal(at, wanted.length, `${what}: ${wanted.join(' → ')} not in order in ${list.join(' → ')}`);
 }
 
-// One turn of a preset agent: the prompt taken (by its report), working, waiting on its own
-// permission dialog for COMMAND (waitingOn as `expect`), one needs_input message, the dialog
-// answered with `answer` typed through `team prompt` (taken when the wait ends), then idle.
-// `before(agent)`: what to wait for before typing (the agent's input box, as a person would).
-async function turn(home, agent, { expect, answer, before }) {
+// The start of a turn of a preset agent: the prompt taken (by its report), working, then
+// waiting on its own permission dialog for COMMAND (waitingOn: `expect`), one needs_input
+// message to the leader, the command not run. `before(agent)`: what to wait for before typing
+// (as a person waits for the agent's input box).
+async function turn(home, agent, { expect, before }) {
   await before(agent);
-  const working = home.team(['wait', 'w1', '--until', 'working', '--timeout', `${WAIT / 1000}s`], { timeoutMs: WAIT + 10000 });
-  const prompt = await home.team(['prompt', 'w1', 'Say hello to the leader, then write ran.txt.', '--json']);
-  assert.equal(prompt.code, 0, `team prompt (exit ${prompt.code}): ${prompt.stderr}${prompt.stdout}`);
-  const taken = JSON.parse(prompt.stdout);
-  assert.equal(taken.taken, true, prompt.stdout);
-  assert.equal(taken.how, 'report', prompt.stdout);
-  assert.equal((await working).code, 0, 'the agent never reported working');
+  // Waited for from before the prompt: the turn may be over by the time the prompt returns.
+  const stop = new AbortController();
+  try {
+    const working = home.team(['wait', 'w1', '--until', 'working', '--timeout', `${WAIT / 1000}s`],
+      { timeoutMs: WAIT + 10000, signal: stop.signal });
+    const prompt = await home.team(['prompt', 'w1', 'Say hello to the leader, then write ran.txt.', '--json']);
+    assert.equal(prompt.code, 0, `team prompt (exit ${prompt.code}): ${prompt.stderr}${prompt.stdout}`);
+    const taken = JSON.parse(prompt.stdout);
+    assert.equal(taken.taken, true, prompt.stdout);
+    assert.equal(taken.how, 'report', prompt.stdout);
+    assert.equal((await working).code, 0, 'the agent never reported working');
+  } finally {
+    stop.abort();
+  }
 
   // Its own dialog: waiting, on the command.
   await waitUntil(home, 'waiting');
@@ -71,7 +78,8 @@ async function turn(home, agent, { expect, answer, before }) {
   return { a, message };
 }
 
-// After the dialog was answered: the turn ends idle, the command ran, the log holds the turn.
+// The dialog answered with `answer` typed through `team prompt` (taken when the wait ends): the
+// turn ends idle, the command ran, the log holds the turn's states and `expectEvents`, one wait.
 async function turnEnds(home, answer, expectEvents) {
   const r = await home.team(['prompt', 'w1', answer, '--json']);
   assert.equal(r.code, 0, `team prompt w1 ${answer} (the answer; exit ${r.code}): ${r.stderr}${r.stdout}`);
