@@ -10,8 +10,9 @@
 //                 · Stop idle
 //   Codex:        the same hook names and payloads (its PermissionRequest names the tool
 //                 Bash); Interrupt idle (the person stopped the turn: Escape, also at a
-//                 permission dialog, where no other hook says it); notify agent-turn-complete idle (its preset no longer wires notify:
-//                 it also fires for Codex's title thread, mid-turn)
+//                 permission dialog, where no other hook says it); notify
+//                 agent-turn-complete idle (its preset no longer wires notify: it also
+//                 fires for Codex's title thread, mid-turn)
 //   Gemini CLI:   SessionStart idle · BeforeAgent working (a prompt taken) · BeforeTool,
 //                 AfterTool working · Notification ToolPermission waiting on a permission ·
 //                 AfterAgent idle

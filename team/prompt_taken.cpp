@@ -46,8 +46,8 @@ Screen look(tmux::Tmux& tmux, const std::string& pane_id) {
     }
     if (start != std::string::npos && start <= s.text.size()) {
         s.cursor_line = s.text.substr(start, s.text.find('\n', start) - start);
-        if (start > 0) {
-            auto above = s.text.rfind('\n', start - 2);
+        if (start > 0) {  // the text up to the newline that ends the line above
+            auto above = start >= 2 ? s.text.rfind('\n', start - 2) : std::string::npos;
             above = above == std::string::npos ? 0 : above + 1;
             s.line_above = s.text.substr(above, start - 1 - above);
         }
