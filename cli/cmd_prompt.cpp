@@ -41,6 +41,8 @@ void add_prompt_command(CLI::App& app) {
         "It returns once the agent took the text: its report of a submitted prompt (a preset's\n"
         "hooks), or its terminal's input read, the cursor's line cleared and output following.\n"
         "Text left unread or sitting in an input box fails at --timeout (exit 1), with the screen.\n"
+        "To a preset agent waiting on its dialog, TEXT is the answer, a choice's key (1, y):\n"
+        "typed without Enter, taken when its wait ends (Enter only for text left in a field).\n"
         "A terminal in line mode takes at most 4095 characters per line.\n"
         "An ACP agent (spawn --acp) gets TEXT as a prompt turn, queued after the others;\n"
         "--wait returns when it ends, its exit code saying the stop reason: end_turn 0,\n"

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
+#include <vector>
 
 #include "base/cancel.hpp"
 #include "base/text.hpp"
@@ -87,6 +89,31 @@ bool enter_became_newline(const Screen& s, const std::string& end) {
     return s.cursor_line.find_first_not_of(" \t") == std::string::npos;
 }
 
+// How many of the lines `before` showed (not blank) `now` shows nowhere: a dialog that closed
+// takes its question and its choices (three lines and more), a spinner's turn one.
+int lines_gone(const std::string& before, const std::string& now) {
+    auto lines = [](const std::string& text) {
+        std::vector<std::string> out;
+        std::size_t at = 0;
+        while (at <= text.size()) {
+            auto nl = text.find('\n', at);
+            std::string line = text.substr(at, nl == std::string::npos ? nl : nl - at);
+            while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+            if (line.find_first_not_of(" \t") != std::string::npos) out.push_back(line);
+            if (nl == std::string::npos) break;
+            at = nl + 1;
+        }
+        return out;
+    };
+    auto shown = lines(now);
+    std::sort(shown.begin(), shown.end());
+    int gone = 0;
+    for (const auto& line : lines(before)) {
+        if (!std::binary_search(shown.begin(), shown.end(), line)) ++gone;
+    }
+    return gone;
+}
+
 }  // namespace
 
 PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t agent_id,
@@ -97,11 +124,35 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
     ChangeWatch watch(store);
     auto first = load_agent_activity(store, agent_id);
     bool reports = first && first->source == "hooks";
-    // Typed at a dialog (a permission, a question): the answer is taken when the wait ends.
+    // Typed at a dialog (a permission, a question): the answer is taken when the wait ends,
+    // or when the screen says so as any pane agent's does (the key read, the dialog gone).
+    // A dialog's choice is a key ("1", "y"), typed as keys: Codex's and Gemini CLI's dialogs
+    // ignore a paste, and the Enter after it chose their first option, whatever was typed. No
+    // Enter after the key, which would land in whatever shows next (the agent's next dialog);
+    // an Enter only for text left on the cursor's line a second on (a dialog's text field).
     bool answering = reports && first->state == "waiting";
+    Screen before = reports && !answering ? Screen{} : look(tmux, pane_id);
+    if (answering) {
+        // The dialog on the screen first, as a person sees it before typing: the screen still
+        // for 300 ms (at most 2 s). A key that comes before the dialog reads keys is lost (Gemini
+        // CLI reports its wait ~0.3 s before), and the lines it takes away when it closes are
+        // the lines of the dialog.
+        auto settle = Steady::now() + std::chrono::seconds(2);
+        auto still_since = Steady::now();
+        while (Steady::now() < settle &&
+               Steady::now() - still_since < std::chrono::milliseconds(300)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            Screen again = look(tmux, pane_id);
+            if (again.text != before.text) still_since = Steady::now();
+            before = again;
+        }
+    }
     EpochMs typed_at = clock.now();
-    Screen before = reports ? Screen{} : look(tmux, pane_id);
-    tmux::TmuxServer(tmux).type_text(pane_id, text, true);
+    if (answering && !text.empty()) {
+        tmux.run({"send-keys", "-t", pane_id, "-l", text});
+    } else {
+        tmux::TmuxServer(tmux).type_text(pane_id, text, true);
+    }
     std::string end = text_end(text);
     auto deadline = Steady::now() + timeout;
     auto pause = std::chrono::milliseconds(5);
@@ -109,13 +160,17 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
     // took the last one for a newline (enter_became_newline). Its report of the prompt comes
     // before it does anything with it (the hook runs first), so no Enter lands in a dialog.
     auto enter_again = Steady::now() + std::chrono::seconds(1);
+    bool answer_entered = text.empty();  // (an empty text is just the Enter)
     PromptTaken out;
     while (true) {
-        if (reports && !answering && Steady::now() >= enter_again) {
+        if (reports && Steady::now() >= enter_again && !(answering && answer_entered)) {
             enter_again = Steady::now() + std::chrono::seconds(1);
             Screen now = look(tmux, pane_id);
-            if (now.ok && enter_became_newline(now, end)) {
+            if (now.ok && !answering && enter_became_newline(now, end)) {
                 tmux.run({"send-keys", "-t", pane_id, "Enter"});
+            } else if (now.ok && answering && now.cursor_line.find(end) != std::string::npos) {
+                tmux.run({"send-keys", "-t", pane_id, "Enter"});
+                answer_entered = true;
             }
         }
         if (reports) {
@@ -128,11 +183,16 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
                 return out;
             }
         }
+        // Any pane agent's screen; also at a dialog, which may close long before the agent's
+        // next report (an allowed command's PostToolUse comes when the command has run): then
+        // the dialog's lines gone (lines_gone), not just a spinner's turn.
         Screen now = look(tmux, pane_id);
-        if (now.ok && !reports) {
+        if (now.ok && (!reports || answering)) {
             int unread = unread_input(now.tty);
             bool line_clear = end.empty() || now.cursor_line.find(end) == std::string::npos;
-            if (unread == 0 && line_clear && now.text != before.text) {
+            bool changed =
+                answering ? lines_gone(before.text, now.text) >= 3 : now.text != before.text;
+            if (unread == 0 && line_clear && changed) {
                 out.taken = true;
                 out.how = "screen";
                 return out;

@@ -45,7 +45,7 @@ function inOrder(list, wanted, what) {
 // waiting on its own permission dialog for COMMAND (waitingOn: `expect`), one needs_input
 // message to the leader, the command not run. `before(agent)`: what to wait for before typing
 // (as a person waits for the agent's input box).
-async function turn(home, agent, { expect, before }) {
+async function turn(home, agent, { expect, before, asks }) {
   await before(agent);
   // Waited for from before the prompt: the turn may be over by the time the prompt returns.
   const stop = new AbortController();
@@ -75,6 +75,8 @@ async function turn(home, agent, { expect, before }) {
   assert.deepEqual(data.waitingOn, a.activity.waitingOn, JSON.stringify(message));
   assert.match(message.text, /echo ran > ran\.txt/, JSON.stringify(message));
   assert.ok(!existsSync(join(home.work, 'ran.txt')), 'the command ran before it was allowed');
+  // The person sees the dialog before answering it.
+  await until(async () => asks.test(await home.screen(agent.paneId)), WAIT, "the agent's permission dialog");
   return { a, message };
 }
 
@@ -83,7 +85,9 @@ async function turn(home, agent, { expect, before }) {
 async function turnEnds(home, answer, expectEvents) {
   const r = await home.team(['prompt', 'w1', answer, '--json']);
   assert.equal(r.code, 0, `team prompt w1 ${answer} (the answer; exit ${r.code}): ${r.stderr}${r.stdout}`);
-  assert.equal(JSON.parse(r.stdout).how, 'report', r.stdout);
+  if (process.env.TEAM_AGENTS_DEBUG) console.error(`[answer] ${r.stdout.trim()} ${Math.round(r.ms)} ms`);
+  // Taken by the report that the wait ended, or by the screen (the key read, the dialog gone).
+  assert.match(JSON.parse(r.stdout).how, /^(report|screen)$/, r.stdout);
   await waitUntil(home, 'idle');
   await until(() => existsSync(join(home.work, 'ran.txt')), WAIT, 'ran.txt written by the allowed command');
   const log = await states(home);
@@ -122,6 +126,7 @@ export const scenarios = {
     const agent = await home.json(['spawn', 'w1', '--preset', 'claude', ...home.claudeEnv(config, m), '--', CLAUDE]);
     const { message } = await turn(home, agent, {
       expect: { tool: 'Bash', command: COMMAND },
+      asks: /Do you want to proceed\?/,
       // SessionStart says idle: its input box is there.
       before: async () => waitUntil(home, 'idle'),
     });
@@ -146,6 +151,7 @@ export const scenarios = {
     const agent = await home.json(['spawn', 'w1', '--preset', 'codex', ...codexHome(home, m), '--', CODEX, ...CODEX_OFFLINE]);
     await turn(home, agent, {
       expect: { tool: 'Bash', command: COMMAND },
+      asks: /Would you like to run the following command\?/,
       // Codex's first hook comes with the first prompt: its input box, as a person sees it.
       before: async () => until(async () => /Ask Codex to do anything|\u203a /.test(await home.screen(agent.paneId)), WAIT, "Codex's input box"),
     });
@@ -166,6 +172,7 @@ export const scenarios = {
     const agent = await home.json(['spawn', 'w1', '--preset', 'codex', ...codexHome(home, m), '--', CODEX, ...CODEX_OFFLINE]);
     await turn(home, agent, {
       expect: { tool: 'Bash', command: COMMAND },
+      asks: /Would you like to run the following command\?/,
       before: async () => until(async () => /Ask Codex to do anything|\u203a /.test(await home.screen(agent.paneId)), WAIT, "Codex's input box"),
     });
     await home.tmux(['send-keys', '-t', agent.paneId, 'Escape']);
@@ -185,6 +192,7 @@ export const scenarios = {
     const agent = await home.json(['spawn', 'w1', '--preset', 'gemini', ...geminiHome(home, m), '--', GEMINI, '-m', 'gemini-2.5-flash']);
     await turn(home, agent, {
       expect: { tool: 'Confirm Shell Command', command: COMMAND },
+      asks: /Allow execution of/,
       // SessionStart says idle (its input box shows before). The prompt is a paste, and the Enter
       // that follows it within ~0.8 s is a newline to Gemini CLI: `team prompt` presses it again.
       before: async () => waitUntil(home, 'idle'),
