@@ -53,6 +53,8 @@ int report_hook(Core& core, const std::string& agent, const std::string& kind,
         if (!report) return 0;
         auto at = agent.rfind('@');
         if (at == std::string::npos) return 0;
+        // A hook of an agent whose home is gone (removed, mistyped) makes none.
+        if (!core.has_store()) return 0;
         Store& store = core.store();
         auto team = find_team(store, agent.substr(at + 1));
         if (!team) return 0;

@@ -37,6 +37,10 @@ struct ActivityReport {
     // when the source does not say (a report of a wait already known then keeps its detail).
     nlohmann::json waiting_on = nullptr;
     bool prompt_taken = false;  // the agent took a prompt (a submitted-prompt report)
+    // A late notice of a wait another report started (Claude Code's Notification, 6 s after
+    // the dialog): taken only while the agent still waits, so that one coming after the
+    // person answered never starts a second wait.
+    bool only_while_waiting = false;
     std::string event;          // what the source reported, for the log (UserPromptSubmit…)
     // More for the data of the leader's needs_input message (an ACP permission: its id, the
     // tool call, the options).

@@ -60,7 +60,10 @@ json question(const json& input) {
 }
 
 std::optional<ActivityReport> claude_or_codex(std::string_view event, const json& p) {
-    if (event == "SessionStart" || event == "Stop") return make("idle", event);
+    // Codex's Interrupt: the person stopped the turn (Escape, also at its permission dialog).
+    if (event == "SessionStart" || event == "Stop" || event == "Interrupt") {
+        return make("idle", event);
+    }
     if (event == "UserPromptSubmit") return make("working", event, true);
     if (event == "PreToolUse" || event == "PostToolUse") {
         std::string tool = text_of(p, "tool_name");
@@ -81,7 +84,10 @@ std::optional<ActivityReport> claude_or_codex(std::string_view event, const json
         std::string message = text_of(p, "message");
         if (type == "permission_prompt" ||
             (type.empty() && message.find("permission") != std::string::npos)) {
-            return make("waiting", event);  // the dialog a PermissionRequest reported
+            // The dialog a PermissionRequest reported, 6 s on: never a wait of its own.
+            auto r = make("waiting", event);
+            r.only_while_waiting = true;
+            return r;
         }
         if (type == "idle_prompt") return make("idle", event);
         if (type == "elicitation_dialog") {

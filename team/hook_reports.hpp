@@ -6,8 +6,13 @@
 //   Claude Code:  SessionStart idle · UserPromptSubmit working (a prompt taken) · PreToolUse,
 //                 PostToolUse working (AskUserQuestion: waiting on a question) ·
 //                 PermissionRequest waiting on a permission · Notification permission_prompt
-//                 waiting, idle_prompt idle · Stop idle
-//   Codex:        the same hook names; notify agent-turn-complete idle
+//                 waiting (only a wait already reported: it comes 6 s late), idle_prompt idle
+//                 · Stop idle
+//   Codex:        the same hook names and payloads (its PermissionRequest names the tool
+//                 Bash); Interrupt idle (the person stopped the turn: Escape, also at a
+//                 permission dialog, where no other hook says it); notify
+//                 agent-turn-complete idle (its preset no longer wires notify: it also
+//                 fires for Codex's title thread, mid-turn)
 //   Gemini CLI:   SessionStart idle · BeforeAgent working (a prompt taken) · BeforeTool,
 //                 AfterTool working · Notification ToolPermission waiting on a permission ·
 //                 AfterAgent idle

@@ -103,11 +103,22 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
         flags = {"-c", "mcp_servers.team.command=" + toml_string(binary),
                  "-c", "mcp_servers.team.args=" + toml_array(mcp_args(t)),
                  "-c", "mcp_servers.team.default_tools_approval_mode=" + toml_string("approve"),
-                 "-c", "developer_instructions=" + toml_string(instructions),
-                 // Its notify program hears of each turn's end, the JSON as its last argument
-                 // (team/hook_reports.hpp).
-                 "-c", "notify=" + toml_array({binary, "--home", t.home.string(), "__report",
-                                               t.agent + "@" + t.team, "codex", "notify"})};
+                 "-c", "developer_instructions=" + toml_string(instructions)};
+        // Its hooks, in Claude Code's shape (`hooks.EVENT = [{hooks = [{type, command}]}]`, no
+        // matcher: every tool), report what it does (SPEC 17). Codex skips hooks it has not
+        // been told to trust, silently, unless --dangerously-bypass-hook-trust: these are
+        // team's own. No `notify`: it also fires for Codex's title thread, whose turn ends
+        // while the agent's own may wait on a permission; Stop is the turn's end, Interrupt
+        // its end by the person (Escape: at a permission dialog, the answer no).
+        for (const char* event : {"SessionStart", "UserPromptSubmit", "PreToolUse",
+                                  "PermissionRequest", "PostToolUse", "Stop", "Interrupt"}) {
+            flags.push_back("-c");
+            std::string command = toml_string(report_command(binary, t, event));
+            flags.push_back(std::string("hooks.") + event +
+                            R"(=[{hooks=[{type="command",command=)" + command +
+                            ",timeout=10}]}]");  // seconds
+        }
+        flags.push_back("--dangerously-bypass-hook-trust");
     } else {
         // Gemini CLI has no flag for an MCP server: it reads a system settings file named by
         // GEMINI_CLI_SYSTEM_SETTINGS_PATH (where it reads it: gemini_settings_skipped). A

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
+#include <vector>
 
 #include "base/cancel.hpp"
 #include "base/text.hpp"
@@ -20,6 +22,7 @@ namespace {
 struct Screen {
     std::string text;         // the visible screen, as capture-pane gives it
     std::string cursor_line;  // the line the cursor is on
+    std::string line_above;   // the one above it
     std::string tty;          // the pane's terminal
     bool ok = false;
 };
@@ -45,6 +48,11 @@ Screen look(tmux::Tmux& tmux, const std::string& pane_id) {
     }
     if (start != std::string::npos && start <= s.text.size()) {
         s.cursor_line = s.text.substr(start, s.text.find('\n', start) - start);
+        if (start > 0) {  // the text up to the newline that ends the line above
+            auto above = start >= 2 ? s.text.rfind('\n', start - 2) : std::string::npos;
+            above = above == std::string::npos ? 0 : above + 1;
+            s.line_above = s.text.substr(above, start - 1 - above);
+        }
     }
     s.ok = true;
     return s;
@@ -81,6 +89,39 @@ std::string text_end(const std::string& text) {
     return std::string(utf8_tail(last, 16));
 }
 
+// The Enter became a newline in the agent's input box: the cursor on an empty line of it, the
+// text's end on the line above. Gemini CLI does that to an Enter that comes within a while
+// (measured: up to ~0.8 s) of a bracketed paste, which it takes for an Enter of the paste.
+bool enter_became_newline(const Screen& s, const std::string& end) {
+    if (end.empty() || s.line_above.find(end) == std::string::npos) return false;
+    return s.cursor_line.find_first_not_of(" \t") == std::string::npos;
+}
+
+// How many of the lines `before` showed (not blank) `now` shows nowhere: a dialog that closed
+// takes its question and its choices (three lines and more), a spinner's turn one.
+int lines_gone(const std::string& before, const std::string& now) {
+    auto lines = [](const std::string& text) {
+        std::vector<std::string> out;
+        std::size_t at = 0;
+        while (at <= text.size()) {
+            auto nl = text.find('\n', at);
+            std::string line = text.substr(at, nl == std::string::npos ? nl : nl - at);
+            while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+            if (line.find_first_not_of(" \t") != std::string::npos) out.push_back(line);
+            if (nl == std::string::npos) break;
+            at = nl + 1;
+        }
+        return out;
+    };
+    auto shown = lines(now);
+    std::sort(shown.begin(), shown.end());
+    int gone = 0;
+    for (const auto& line : lines(before)) {
+        if (!std::binary_search(shown.begin(), shown.end(), line)) ++gone;
+    }
+    return gone;
+}
+
 }  // namespace
 
 PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t agent_id,
@@ -89,36 +130,82 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
     using Steady = std::chrono::steady_clock;
     AskedWait asked;
     ChangeWatch watch(store);
-    auto source = [&] {
-        auto row = load_agent_activity(store, agent_id);
-        return row ? row->source : std::string();
-    };
-    bool reports = source() == "hooks";
+    auto first = load_agent_activity(store, agent_id);
+    bool reports = first && first->source == "hooks";
+    // Typed at a dialog (a permission, a question): the answer is taken when the wait ends,
+    // or when the screen says so as any pane agent's does (the key read, the dialog gone).
+    // A dialog's choice is a key ("1", "y"), typed as keys: Codex's and Gemini CLI's dialogs
+    // ignore a paste, and the Enter after it chose their first option, whatever was typed. No
+    // Enter after the key, which would land in whatever shows next (the agent's next dialog);
+    // an Enter only for text left on the cursor's line a second on (a dialog's text field).
+    bool answering = reports && first->state == "waiting";
+    Screen before = reports && !answering ? Screen{} : look(tmux, pane_id);
+    if (answering) {
+        // The dialog on the screen first, as a person sees it before typing: the screen still
+        // for 300 ms (at most 2 s). A key that comes before the dialog reads keys is lost (Gemini
+        // CLI reports its wait ~0.3 s before), and the lines it takes away when it closes are
+        // the lines of the dialog.
+        auto settle = Steady::now() + std::chrono::seconds(2);
+        auto still_since = Steady::now();
+        while (Steady::now() < settle &&
+               Steady::now() - still_since < std::chrono::milliseconds(300)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            Screen again = look(tmux, pane_id);
+            if (again.text != before.text) still_since = Steady::now();
+            before = again;
+        }
+    }
     EpochMs typed_at = clock.now();
-    Screen before = reports ? Screen{} : look(tmux, pane_id);
-    tmux::TmuxServer(tmux).type_text(pane_id, text, true);
+    if (answering && !text.empty()) {
+        tmux.run({"send-keys", "-t", pane_id, "-l", text});
+    } else {
+        tmux::TmuxServer(tmux).type_text(pane_id, text, true);
+    }
     std::string end = text_end(text);
     auto deadline = Steady::now() + timeout;
     auto pause = std::chrono::milliseconds(5);
+    // An agent that reports: its Enter pressed again, a second apart, while it shows that it
+    // took the last one for a newline (enter_became_newline). Its report of the prompt comes
+    // before it does anything with it (the hook runs first), so no Enter lands in a dialog.
+    auto enter_again = Steady::now() + std::chrono::seconds(1);
+    bool answer_entered = text.empty();  // (an empty text is just the Enter)
     PromptTaken out;
     while (true) {
+        if (reports && Steady::now() >= enter_again && !(answering && answer_entered)) {
+            enter_again = Steady::now() + std::chrono::seconds(1);
+            Screen now = look(tmux, pane_id);
+            if (now.ok && !answering && enter_became_newline(now, end)) {
+                tmux.run({"send-keys", "-t", pane_id, "Enter"});
+            } else if (now.ok && answering && now.cursor_line.find(end) != std::string::npos) {
+                tmux.run({"send-keys", "-t", pane_id, "Enter"});
+                answer_entered = true;
+            }
+        }
         if (reports) {
             auto row = load_agent_activity(store, agent_id);
-            if (row && row->prompted_at && *row->prompted_at >= typed_at) {
+            bool prompted = row && row->prompted_at && *row->prompted_at >= typed_at;
+            bool answered = answering && row && row->state != "waiting" && row->since >= typed_at;
+            if (prompted || answered) {
                 out.taken = true;
                 out.how = "report";
                 return out;
             }
         }
+        // Any pane agent's screen; also at a dialog, which may close long before the agent's
+        // next report (an allowed command's PostToolUse comes when the command has run): then
+        // the dialog's lines gone (lines_gone), not just a spinner's turn.
         Screen now = look(tmux, pane_id);
-        if (now.ok && !reports) {
+        if (now.ok && (!reports || answering)) {
             // In line mode a read takes the whole line: nothing left unread is the line taken.
             // A program that reads key by key (a full-screen agent) may keep what it read in an
-            // input box: its cursor's line must not show the text, and its screen must change.
+            // input box: its cursor's line must not show the text, and its screen must change
+            // (a dialog answered: three of its lines gone).
             Input input = terminal_input(now.tty);
             bool line_clear = end.empty() || now.cursor_line.find(end) == std::string::npos;
+            bool changed =
+                answering ? lines_gone(before.text, now.text) >= 3 : now.text != before.text;
             if (input.unread == 0 &&
-                (input.canonical || (line_clear && now.text != before.text))) {
+                ((input.canonical && !answering) || (line_clear && changed))) {
                 out.taken = true;
                 out.how = "screen";
                 return out;

@@ -4,7 +4,14 @@
 //
 // Taken is, whichever comes first after the text was typed:
 //   - an agent with hooks (a preset): its report of a submitted prompt (UserPromptSubmit,
-//     BeforeAgent), which moves its activity's prompted_at past the typing;
+//     BeforeAgent), which moves its activity's prompted_at past the typing; or, typed while it
+//     was `waiting` (an answer to its dialog: `team prompt w1 1`, typed without Enter, which
+//     would land in what the dialog leaves: Enter only for text still on the cursor's line a
+//     second on), its report that the wait ended (PostToolUse, AfterTool: it works again) or
+//     its screen as below (the key read, the dialog gone: an allowed command runs before
+//     PostToolUse comes);
+//     while no report came, an Enter the agent took for a newline (the text's end above an
+//     empty input line: Gemini CLI, after a paste) is pressed again, once a second;
 //   - any pane agent: its terminal's input queue is empty (the program read what was typed; a
 //     program that does not read, `sleep`, leaves it there), and either the terminal is in line
 //     mode (a read takes the whole line, its Enter included) or, for a program that reads key by

@@ -5,7 +5,7 @@
 // config directory and environment. Its settings say `permissions.defaultMode: "default"`: with no
 // mode set the adapter starts a session in `auto`, where a Write in the session's directory runs
 // without asking; in `default` every edit and command asks the client (`session/request_permission`),
-// which team hands to the leader.
+// which team hands to the leader (a needs_input message; the agent's activity is `waiting`).
 import assert from 'node:assert/strict';
 import { cmdline, model } from './claude.mjs';
 import { CLAUDE_ACP, existsSync, join, marked, readFileSync, tree } from './harness.mjs';
@@ -43,8 +43,9 @@ function describe(pid) {
 }
 
 export const scenarios = {
-  // One turn: the model writes a file with Write, which asks; the leader, woken by its inbox,
-  // allows it; the file is written, the turn ends `end_turn` with the model's "done"; then
+  // One turn: the model writes a file with Write, which asks: the agent is waiting on it and
+  // the leader, woken by its one needs_input message, allows it; working again, the file is
+  // written, the turn ends `end_turn` with the model's "done" and the agent is idle; then
   // kill-agent --force leaves nothing of the agent.
   'claude-acp: a turn with a permission allowed': async (home) => {
     const target = join(home.work, 'hello.txt');
@@ -81,6 +82,15 @@ export const scenarios = {
       assert.ok(!existsSync(target), 'the file was written before the permission was answered');
       const open = await home.json(['permission', 'list']);
       assert.ok(open.some((p) => p.id === asked.permission && p.state === 'open'), JSON.stringify(open));
+      // The agent waits (SPEC 17), on that request, and the leader was told once.
+      const waiting = (await home.agent('w1')).activity;
+      assert.equal(waiting.state, 'waiting', JSON.stringify(waiting));
+      assert.equal(waiting.source, 'acp', JSON.stringify(waiting));
+      assert.equal(waiting.waitingOn.kind, 'permission', JSON.stringify(waiting));
+      assert.equal(waiting.waitingOn.permission, asked.permission, JSON.stringify(waiting));
+      assert.equal(waiting.waitingOn.answer, `team permission allow|deny ${asked.permission}`, JSON.stringify(waiting));
+      assert.deepEqual(asked.waitingOn, waiting.waitingOn, JSON.stringify(message));
+      assert.equal((await home.json(['inbox', '--type', 'needs_input'])).length, 1, 'more than one needs_input message');
 
       await home.json(['permission', 'allow', String(asked.permission)]);
       const done = await prompting;
@@ -93,6 +103,16 @@ export const scenarios = {
       assert.equal(turn.stopReason, 'end_turn', done.stdout);
       assert.equal(turn.error, null, done.stdout);
       assert.ok(Number.isInteger(turn.turn), done.stdout);
+
+      // Working once allowed, idle at the turn's end; one wait, one message.
+      const r2 = await home.team(['wait', 'w1', '--until', 'idle', '--timeout', '30s']);
+      assert.equal(r2.code, 0, `team wait w1 --until idle (exit ${r2.code}): ${r2.stderr}`);
+      const states = (await home.json(['activity', '--type', 'agent_state'])).map((e) => e.details)
+        .filter((d) => d.agentId === `w1@${home.teamName}`);
+      debug('states', states);
+      const seq = states.map((d) => `${d.state} (${d.event})`).join(' → ');
+      assert.match(seq, /working \(turn started\) → waiting \(session\/request_permission\) → working \(permission answered\) → idle \(turn ended\)/, seq);
+      assert.equal((await home.json(['inbox', '--type', 'needs_input'])).length, 1, 'more than one needs_input message');
 
       // The file, in the agent's directory.
       assert.equal(readFileSync(target, 'utf8'), 'hello from the agent\n');

@@ -10,8 +10,9 @@ import { scenarios as claude } from './claude.mjs';
 import { scenarios as others } from './others.mjs';
 import { scenarios as acp } from './acp.mjs';
 import { scenarios as unattended } from './unattended.mjs';
+import { scenarios as activity } from './activity.mjs';
 
-const all = { ...claude, ...others, ...acp, ...unattended };
+const all = { ...claude, ...others, ...acp, ...unattended, ...activity };
 const wanted = process.argv.slice(2);
 for (const name of wanted) {
   if (!all[name]) {

@@ -14,6 +14,7 @@
 #include "base/error.hpp"
 #include "mcp/server.hpp"
 #include "team/agent_instructions.hpp"
+#include "team/hook_reports.hpp"
 #include "team/presets.hpp"
 #include "tests/support/process.hpp"
 
@@ -47,18 +48,22 @@ TEST_CASE("the claude preset adds --mcp-config, --allowedTools and --append-syst
     CHECK(w.argv[4] == "mcp__team");
     CHECK(w.argv[5] == "--append-system-prompt");
     CHECK(w.argv[6] == agent_instructions("w1", "web"));
-    // The hooks that report what it does (SPEC 17), each a `team __report` quoted for sh.
+    // Its hooks report to team (SPEC 17): each event one command, the tool events for every tool.
     CHECK(w.argv[7] == "--settings");
-    auto settings = Json::parse(w.argv[8]);
+    auto hooks = Json::parse(w.argv[8])["hooks"];
+    CHECK(hooks.size() == 7);
     for (const char* event : {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
                               "PermissionRequest", "Notification", "Stop"}) {
         INFO(event);
-        REQUIRE(settings["hooks"].contains(event));
-        CHECK(settings["hooks"][event][0]["hooks"][0]["command"] ==
-              R"('/opt/my "team"/team' --home '/home/u/.team' __report 'w1@web' claude )" +
-                  std::string(event));
+        REQUIRE(hooks.contains(event));
+        auto hook = hooks[event][0]["hooks"][0];
+        CHECK(hook["type"] == "command");
+        CHECK(hook["timeout"] == 10);  // seconds
+        CHECK(hook["command"] == R"('/opt/my "team"/team' --home '/home/u/.team' __report 'w1@web' )"
+                                 R"(claude )" + std::string(event));
     }
-    CHECK(settings["hooks"]["PreToolUse"][0]["matcher"] == "*");
+    CHECK(hooks["PermissionRequest"][0]["matcher"] == "*");
+    CHECK_FALSE(hooks["Stop"][0].contains("matcher"));
     CHECK(w.argv[9] == "--model");
     CHECK(w.env.empty());
     CHECK(w.file.empty());
@@ -66,7 +71,7 @@ TEST_CASE("the claude preset adds --mcp-config, --allowedTools and --append-syst
 
 TEST_CASE("the codex preset overrides its config with TOML values", "[presets]") {
     auto w = wire_preset(target("codex"), {});
-    REQUIRE(w.argv.size() >= 11);
+    REQUIRE(w.argv.size() == 24);
     CHECK(w.argv[0] == "codex");
     CHECK(w.argv[1] == "-c");
     // A TOML basic string: the quotes in the path escaped.
@@ -76,9 +81,22 @@ TEST_CASE("the codex preset overrides its config with TOML values", "[presets]")
     // The server's tools approved, and only its tools.
     CHECK(w.argv[6] == R"(mcp_servers.team.default_tools_approval_mode="approve")");
     CHECK(w.argv[8].rfind("developer_instructions=\"", 0) == 0);
-    // Its notify program reports each turn's end (SPEC 17).
-    CHECK(w.argv[10] ==
-          R"(notify=["/opt/my \"team\"/team","--home","/home/u/.team","__report","w1@web","codex","notify"])");
+    // Its hooks (SPEC 17), in Claude Code's shape, every tool (no matcher), run though no person
+    // trusted them: Codex skips them silently otherwise. No notify: it fires for Codex's title
+    // thread too.
+    int at = 9;
+    for (const char* event : {"SessionStart", "UserPromptSubmit", "PreToolUse",
+                              "PermissionRequest", "PostToolUse", "Stop", "Interrupt"}) {
+        INFO(event);
+        CHECK(w.argv[at] == "-c");
+        CHECK(w.argv[at + 1] ==
+              std::string("hooks.") + event + R"(=[{hooks=[{type="command",command=)" +
+                  R"("'/opt/my \"team\"/team' --home '/home/u/.team' __report 'w1@web' codex )" +
+                  event + R"(",timeout=10}]}])");
+        at += 2;
+    }
+    CHECK(w.argv[23] == "--dangerously-bypass-hook-trust");
+    for (const auto& arg : w.argv) CHECK(arg.rfind("notify=", 0) == std::string::npos);
 }
 
 TEST_CASE("the gemini preset names a settings file in the home", "[presets]") {
@@ -92,11 +110,20 @@ TEST_CASE("the gemini preset names a settings file in the home", "[presets]") {
     // Trusted: its tools are offered and run without asking; no other server, nothing else.
     CHECK(settings["mcpServers"]["team"]["trust"] == true);
     CHECK(settings["mcpServers"].size() == 1);
-    // And the hooks that report what it does (SPEC 17); nothing else.
+    // Its hooks (SPEC 17), their timeout in milliseconds; nothing else.
     CHECK(settings.size() == 2);
-    CHECK(settings["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] ==
-          R"('/opt/my "team"/team' --home '/home/u/.team' __report 'w1@web' gemini BeforeAgent)");
-    CHECK(settings["hooks"]["BeforeAgent"][0]["hooks"][0]["timeout"] == 10000);
+    auto hooks = settings["hooks"];
+    CHECK(hooks.size() == 6);
+    for (const char* event : {"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool",
+                              "Notification", "AfterAgent"}) {
+        INFO(event);
+        REQUIRE(hooks.contains(event));
+        auto hook = hooks[event][0]["hooks"][0];
+        CHECK(hook["timeout"] == 10000);
+        CHECK(hook["command"].get<std::string>().ends_with(" __report 'w1@web' gemini " +
+                                                           std::string(event)));
+    }
+    CHECK(hooks["BeforeTool"][0]["matcher"] == "*");
 }
 
 TEST_CASE("Gemini CLI's test of where its settings file is: root's, and no directory above "
@@ -221,4 +248,74 @@ TEST_CASE("the presets, the MCP server and docs/mcp.md give an agent one text of
         quoted += (quoted.empty() ? "" : " ") + line.substr(2);
     }
     CHECK(quoted == agent_instructions("NAME", "TEAM"));
+}
+
+// What the hooks report, from the payloads the agents sent in tests/agents (Claude Code 2.1.197,
+// Codex 0.169.0, Gemini CLI 0.61.0; the fields team reads, and a few it does not).
+TEST_CASE("the hooks' payloads as the agents send them make these reports", "[presets]") {
+    auto report = [](const char* kind, const char* event, const char* payload) {
+        auto r = hook_report(kind, event, Json::parse(payload));
+        REQUIRE(r);
+        CHECK(r->source == "hooks");
+        CHECK(r->event == event);
+        return *r;
+    };
+    const Json bash = {{"kind", "permission"}, {"tool", "Bash"}, {"command", "echo ran > ran.txt"}};
+    for (const char* kind : {"claude", "codex"}) {
+        INFO(kind);
+        auto prompt = report(kind, "UserPromptSubmit",
+                             R"({"session_id":"s","hook_event_name":"UserPromptSubmit",)"
+                             R"("permission_mode":"default","prompt":"write the file"})");
+        CHECK(prompt.state == "working");
+        CHECK(prompt.prompt_taken);
+        auto asks = report(kind, "PermissionRequest",
+                           R"({"session_id":"s","hook_event_name":"PermissionRequest",)"
+                           R"("tool_name":"Bash","tool_input":{"command":"echo ran > ran.txt",)"
+                           R"("description":"write ran.txt"},"permission_suggestions":[]})");
+        CHECK(asks.state == "waiting");
+        CHECK(asks.waiting_on == bash);
+        CHECK_FALSE(asks.only_while_waiting);
+        auto after = report(kind, "PostToolUse",
+                            R"({"hook_event_name":"PostToolUse","tool_name":"Bash",)"
+                            R"("tool_input":{"command":"echo ran > ran.txt"},"tool_response":""})");
+        CHECK(after.state == "working");
+        CHECK_FALSE(after.prompt_taken);
+        auto stop = report(kind, "Stop",
+                           R"({"hook_event_name":"Stop","stop_hook_active":false,)"
+                           R"("last_assistant_message":"done"})");
+        CHECK(stop.state == "idle");
+        CHECK(report(kind, "SessionStart", R"({"source":"startup"})").state == "idle");
+    }
+    // Codex's Interrupt (Escape, also at its permission dialog: the answer no): idle.
+    CHECK(report("codex", "Interrupt",
+                 R"({"session_id":"s","turn_id":"t","hook_event_name":"Interrupt",)"
+                 R"("model":"gpt-5","permission_mode":"default"})")
+              .state == "idle");
+    // Claude Code's Notification of the dialog, 6 s on: a wait already reported, no new one.
+    auto late = report("claude", "Notification",
+                       R"({"hook_event_name":"Notification","message":"Claude needs your )"
+                       R"(permission","notification_type":"permission_prompt"})");
+    CHECK(late.state == "waiting");
+    CHECK(late.waiting_on.is_null());
+    CHECK(late.only_while_waiting);
+    CHECK(report("claude", "Notification", R"({"notification_type":"idle_prompt"})").state ==
+          "idle");
+    // Gemini CLI: its Notification is the only word of its dialog.
+    auto prompt = report("gemini", "BeforeAgent",
+                         R"({"hook_event_name":"BeforeAgent","prompt":"write the file"})");
+    CHECK(prompt.state == "working");
+    CHECK(prompt.prompt_taken);
+    auto asks = report("gemini", "Notification",
+                       R"({"hook_event_name":"Notification","notification_type":"ToolPermission",)"
+                       R"("message":"Tool Confirm Shell Command requires execution","details":)"
+                       R"({"type":"exec","title":"Confirm Shell Command","command":)"
+                       R"j("echo ran > ran.txt","rootCommand":"echo, redirection (>)"}})j");
+    CHECK(asks.state == "waiting");
+    CHECK(asks.waiting_on == Json{{"kind", "permission"},
+                                  {"tool", "Confirm Shell Command"},
+                                  {"command", "echo ran > ran.txt"}});
+    CHECK_FALSE(asks.only_while_waiting);
+    CHECK(report("gemini", "AfterTool", R"({"tool_name":"run_shell_command"})").state == "working");
+    CHECK(report("gemini", "AfterAgent", R"({"prompt_response":"done"})").state == "idle");
+    CHECK_FALSE(hook_report("gemini", "SessionEnd", Json::object()));
 }
