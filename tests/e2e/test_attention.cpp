@@ -2,7 +2,6 @@
 // processes: the screen as a source (working, then idle), `team wait`, a prompt that is taken or
 // not, the attention a hook's report of a wait brings (one needs_input per wait, the notify
 // command's events), a notify command that fails or hangs, `team config`, and bad input to each.
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
