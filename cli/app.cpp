@@ -183,6 +183,7 @@ const Command kCommands[] = {
     {"__report", add_supervise_command},
     {"__screen", add_supervise_command},
     {"__notify", add_supervise_command},
+    {"__claude-state", add_supervise_command},
     {"__link", add_supervise_command},
     {"__keeper", add_supervise_command},
     {"__channel", add_supervise_command},
@@ -202,6 +203,7 @@ void add_commands(CLI::App& app, const char* only) {
                        std::strcmp(c.name, "__report") != 0 &&
                        std::strcmp(c.name, "__screen") != 0 &&
                        std::strcmp(c.name, "__notify") != 0 &&
+                       std::strcmp(c.name, "__claude-state") != 0 &&
                        std::strcmp(c.name, "__keeper") != 0 &&
                        std::strcmp(c.name, "__channel") != 0 &&
                        std::strcmp(c.name, "__complete") != 0) {

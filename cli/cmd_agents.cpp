@@ -118,8 +118,8 @@ void print_waiting(const Output& out, const nlohmann::json& agents) {
         std::string answer = on.is_object() && on.contains("answer") && on["answer"].is_string()
                                  ? on["answer"].get<std::string>()
                                  : "team attach " + a["name"].get<std::string>();
-        out.line(out.yellow(a["name"].get<std::string>() + " waits for " + what) + "  (" +
-                 answer + ")");
+        out.line(out.yellow(a["name"].get<std::string>() + " waits for " + what) + "  (" + answer +
+                 ")");
     }
 }
 
@@ -135,8 +135,7 @@ void add_agents_command(CLI::App& app) {
         }
         auto now = ctx.clock().now();
         const auto& open = r.view["openTasks"];
-        Table table(
-            {"NAME", "STATUS", "ACTIVITY", "PANE", "PID", "COLOR", "TASKS", "AGE", "EXIT"});
+        Table table({"NAME", "STATUS", "ACTIVITY", "PANE", "PID", "COLOR", "TASKS", "AGE", "EXIT"});
         for (const auto& a : r.doc) {
             std::string name = a["name"], status = a["status"];
             bool live = parse_state<AgentStatus>(status) != AgentStatus::terminated;
@@ -153,9 +152,8 @@ void add_agents_command(CLI::App& app) {
                 pane = "on " + a["host"].get<std::string>() +
                        (state == "up" || state.empty() ? "" : " (" + state + ")");
             }
-            table.add({name, live ? out.green(status) : out.dim(status),
-                       activity_cell(out, a, now), pane,
-                       a["pid"].is_number() ? a["pid"].dump() : "-",
+            table.add({name, live ? out.green(status) : out.dim(status), activity_cell(out, a, now),
+                       pane, a["pid"].is_number() ? a["pid"].dump() : "-",
                        a["color"].is_string() ? a["color"].get<std::string>() : "-",
                        live && open.contains(name) ? open[name].dump() : "-",
                        relative_time(parse_iso8601(a["createdAt"]), now), exit});

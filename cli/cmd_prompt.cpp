@@ -19,8 +19,9 @@ void add_prompt_command(CLI::App& app) {
                 return;
             }
             std::string how = d.value("how", "");
-            ctx.out().line((d["taken"] == true ? agent + " took the text" : "typed " +
-                            d["bytes"].dump() + " bytes into " + agent) +
+            ctx.out().line((d["taken"] == true
+                                ? agent + " took the text"
+                                : "typed " + d["bytes"].dump() + " bytes into " + agent) +
                            " (" + d["paneId"].get<std::string>() +
                            (how == "report" ? ", by its report" : "") + ")");
             return;
@@ -40,7 +41,8 @@ void add_prompt_command(CLI::App& app) {
     cmd->footer(
         "It returns once the agent took the text: its report of a submitted prompt (a preset's\n"
         "hooks), or its terminal's input read, the cursor's line cleared and output following.\n"
-        "Text left unread or sitting in an input box fails at --timeout (exit 1), with the screen.\n"
+        "Text left unread or sitting in an input box fails at --timeout (exit 1), with the "
+        "screen.\n"
         "To a preset agent waiting on its dialog, TEXT is the answer, a choice's key (1, y):\n"
         "typed as keys once the dialog shows, without Enter (only for text left in a field),\n"
         "taken when the agent reports its wait over or the dialog is gone from the screen.\n"

@@ -71,6 +71,21 @@ void add_supervise_command(CLI::App& app) {
     screen->group("");
     screen->add_option("ID", *screen_id)->required();
 
+    // team __claude-state --home DIR ID PID CONFIG_DIR: Claude Code's state file watched for an
+    // agent (team/claude_state_watch.hpp), started by its pane supervisor.
+    struct ClaudeStateOptions {
+        std::int64_t id = 0, pid = 0;
+        std::string dir;
+    };
+    auto c = std::make_shared<ClaudeStateOptions>();
+    auto* claude_state = add_command(app, "__claude-state", "", [c](Context& ctx) {
+        return ops::watch_claude_state(ctx, c->id, c->pid, c->dir);
+    });
+    claude_state->group("");
+    claude_state->add_option("ID", c->id)->required();
+    claude_state->add_option("PID", c->pid)->required();
+    claude_state->add_option("DIR", c->dir)->required();
+
     // team __notify --home DIR CMD MS: runs the home's notify command for the event on stdin,
     // for at most MS milliseconds (team/notify.hpp).
     struct NotifyOptions {

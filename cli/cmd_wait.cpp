@@ -11,12 +11,12 @@ namespace team::cli {
 void add_wait_command(CLI::App& app) {
     auto* cmd = add_operation(app, ops::wait_agents_op, [](Context& ctx, const ops::Result& r) {
         for (const auto& a : r.doc["agents"]) {
-            std::string state = a["activity"].is_object()
-                                    ? a["activity"].value("state", "-")
-                                    : std::string("-");
+            std::string state =
+                a["activity"].is_object() ? a["activity"].value("state", "-") : std::string("-");
             ctx.out().line(a["name"].get<std::string>() + ": " + state);
         }
-        if (r.doc["success"] == false) std::cerr << "team: error: " << r.doc["error"].get<std::string>() << "\n";
+        if (r.doc["success"] == false)
+            std::cerr << "team: error: " << r.doc["error"].get<std::string>() << "\n";
     });
     cmd->footer(
         "Wakes at the commit of the report that makes it true. An agent that has ended will\n"

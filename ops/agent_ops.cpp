@@ -174,8 +174,10 @@ Result prompt_agent(Request& r) {
                           {"bytes", text.size()}};
     if (r.args.flag("no_enter")) {
         if (r.args.has("timeout")) {
-            throw usage_error(r.args.label("timeout") + " is how long to wait for the agent to "
-                              "take the text, which " + r.args.label("no_enter") + " never sends");
+            throw usage_error(r.args.label("timeout") +
+                              " is how long to wait for the agent to "
+                              "take the text, which " +
+                              r.args.label("no_enter") + " never sends");
         }
         agents.server().type_text(*agent.pane_id, text, false);
         doc["taken"] = false;
@@ -192,10 +194,9 @@ Result prompt_agent(Request& r) {
     }
     doc["success"] = false;
     doc["code"] = code_name(ErrorCode::failed);
-    doc["error"] = "agent " + quote(agent.name) + " did not take the text within " +
-                   format_duration(timeout) +
-                   " (nothing read it, or it still sits in an input line); its screen:\n" +
-                   taken.screen;
+    doc["error"] =
+        "agent " + quote(agent.name) + " did not take the text within " + format_duration(timeout) +
+        " (nothing read it, or it still sits in an input line); its screen:\n" + taken.screen;
     doc["screen"] = taken.screen;
     return Result(doc, 1);
 }

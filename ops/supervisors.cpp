@@ -14,6 +14,7 @@
 #include "team/acp_host.hpp"
 #include "team/agent_activity.hpp"
 #include "team/agents.hpp"
+#include "team/claude_state_watch.hpp"
 #include "team/hook_reports.hpp"
 #include "team/notify.hpp"
 #include "team/screen_watch.hpp"
@@ -69,6 +70,11 @@ int report_hook(Core& core, const std::string& agent, const std::string& kind,
 
 int watch_screen(Core& core, std::int64_t agent_id) {
     return team::watch_screen(core.store(), agent_id);
+}
+
+int watch_claude_state(Core& core, std::int64_t agent_id, std::int64_t pid,
+                       const std::string& dir) {
+    return team::watch_claude_state(core.store(), agent_id, pid, dir);
 }
 
 int run_notify(Core& core, const std::string& command, long long bound_ms) {

@@ -37,6 +37,10 @@ int report_hook(Core& core, const std::string& agent, const std::string& kind,
 // supervisor.
 int watch_screen(Core& core, std::int64_t agent_id);
 
+// Watches Claude Code's state file for an agent (team/claude_state_watch.hpp), started by its
+// pane supervisor.
+int watch_claude_state(Core& core, std::int64_t agent_id, std::int64_t pid, const std::string& dir);
+
 // Runs the home's notify command for the event on stdin (team/notify.hpp).
 int run_notify(Core& core, const std::string& command, long long bound_ms);
 

@@ -89,7 +89,8 @@ void StoreHost::permission_requested(const acp::PermissionRequest& request) {
                                   {"tool", title},
                                   {"permission", id},
                                   {"answer", "team permission allow|deny " + std::to_string(id)}};
-            if (tool.is_object() && tool.contains("kind")) waiting.waiting_on["toolKind"] = tool["kind"];
+            if (tool.is_object() && tool.contains("kind"))
+                waiting.waiting_on["toolKind"] = tool["kind"];
             waiting.data = {{"permission", id}, {"toolCall", tool}, {"options", options}};
             AgentActivity(store_, clock_).report_in_write(agent_.id, waiting);
             append_activity(

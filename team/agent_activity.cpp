@@ -57,8 +57,8 @@ void tell_leader(Store& store, const AgentRecord& agent, const json& on, const j
                      {"answer", answer}};
         if (more.is_object()) data.update(more);
         post_message(store.db(), *team, agent.name, *leader, "needs_input",
-                     agent.name + " waits for " + wait_text(on) + " (answer: " + answer + ")",
-                     data, at);
+                     agent.name + " waits for " + wait_text(on) + " (answer: " + answer + ")", data,
+                     at);
     }
     notify_after_commit(store, {{"event", "needs_input"},
                                 {"team", agent.team},
@@ -147,10 +147,11 @@ bool AgentActivity::report_in_write(std::int64_t agent_id, const ActivityReport&
 
 json activity_json(const AgentRecord& agent, const AgentActivityRow* row) {
     if (!agent.live()) {
-        return {{"state", "ended"},
-                {"since", agent.terminated_at ? json(iso8601(*agent.terminated_at)) : json(nullptr)},
-                {"source", "process"},
-                {"waitingOn", nullptr}};
+        return {
+            {"state", "ended"},
+            {"since", agent.terminated_at ? json(iso8601(*agent.terminated_at)) : json(nullptr)},
+            {"source", "process"},
+            {"waitingOn", nullptr}};
     }
     if (!row) {
         if (agent.is_leader) return nullptr;

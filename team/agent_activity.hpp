@@ -41,7 +41,7 @@ struct ActivityReport {
     // the dialog): taken only while the agent still waits, so that one coming after the
     // person answered never starts a second wait.
     bool only_while_waiting = false;
-    std::string event;          // what the source reported, for the log (UserPromptSubmit…)
+    std::string event;  // what the source reported, for the log (UserPromptSubmit…)
     // More for the data of the leader's needs_input message (an ACP permission: its id, the
     // tool call, the options).
     nlohmann::json data = nullptr;

@@ -1,6 +1,5 @@
 #include "team/config.hpp"
 
-
 #include "base/duration.hpp"
 #include "base/error.hpp"
 #include "base/names.hpp"
@@ -92,8 +91,9 @@ std::optional<std::int64_t> team_id_of(const std::optional<TeamRecord>& team) {
 
 void check_scope(const ConfigKey& key, const std::optional<TeamRecord>& team) {
     if (team && !key.team) {
-        throw usage_error("config key " + quote(key.name) +
-                          " is the home's, not a team's: set it without --team (and without TEAM_NAME)");
+        throw usage_error(
+            "config key " + quote(key.name) +
+            " is the home's, not a team's: set it without --team (and without TEAM_NAME)");
     }
     if (!team && !key.home) {
         throw usage_error("config key " + quote(key.name) + " is a team's: name the team (--team)");

@@ -22,8 +22,8 @@ namespace team {
 
 struct ConfigKey {
     std::string_view name;
-    bool home = true;  // may be set for the home
-    bool team = true;  // may be set for a team
+    bool home = true;                // may be set for the home
+    bool team = true;                // may be set for a team
     std::string_view default_value;  // "" when none
     std::string_view help;
     // Checks a value and returns it as it is kept; throws a usage error naming the key.

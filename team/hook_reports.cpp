@@ -34,7 +34,8 @@ json permission(const std::string& tool, const json& input) {
         if (input.is_object() && input.contains(key) && input[key].is_array()) {
             std::string joined;
             for (const auto& part : input[key]) {
-                if (part.is_string()) joined += (joined.empty() ? "" : " ") + part.get<std::string>();
+                if (part.is_string())
+                    joined += (joined.empty() ? "" : " ") + part.get<std::string>();
             }
             on["command"] = joined;
             break;

@@ -48,8 +48,8 @@ void start_notify(const std::filesystem::path& home, const std::string& command,
     try {
         std::string binary = own_binary();
         std::string text = event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-        std::vector<std::string> argv{binary, "__notify", "--home", home.string(), command,
-                                      std::to_string(bound.count())};
+        std::vector<std::string> argv{binary,        "__notify", "--home",
+                                      home.string(), command,    std::to_string(bound.count())};
         std::vector<char*> args;
         for (auto& a : argv) args.push_back(a.data());
         args.push_back(nullptr);
@@ -168,7 +168,8 @@ int run_notify(const std::filesystem::path& home, const std::string& command,
             timed_out = true;
             break;
         }
-        pollfd p[2] = {{err_open ? err[0] : -1, POLLIN, 0}, {handle ? handle->fd() : -1, POLLIN, 0}};
+        pollfd p[2] = {{err_open ? err[0] : -1, POLLIN, 0},
+                       {handle ? handle->fd() : -1, POLLIN, 0}};
         int n = ::poll(p, 2, static_cast<int>(left.count()) + 1);
         if (n < 0 && errno == EINTR) continue;
         if (p[0].revents) {

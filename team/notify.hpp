@@ -3,9 +3,9 @@
 // command runs through `sh -c`, detached, in a session of its own, without the agent's TEAM_*
 // variables. Nothing of team waits for it: the write that decided the event starts
 // `team __notify`, a runner that lives on alone (two forks, so no process of ours has to reap
-// it), and returns. The runner ends the command's process group after the `notify-timeout` setting (10 s), and a
-// command that fails, cannot start or runs out of time is written to the activity log as
-// `notify_failed`, with the end of what it wrote on stderr.
+// it), and returns. The runner ends the command's process group after the `notify-timeout` setting
+// (10 s), and a command that fails, cannot start or runs out of time is written to the activity log
+// as `notify_failed`, with the end of what it wrote on stderr.
 #pragma once
 
 #include <chrono>
@@ -26,7 +26,8 @@ void start_notify(const std::filesystem::path& home, const std::string& command,
                   const nlohmann::json& event, std::chrono::milliseconds bound);
 
 // The body of `team __notify --home HOME CMD MS`: runs CMD with the event read from stdin, within
-// `bound` (the notify-timeout setting when it started), and logs a failure. Returns 0 when the command succeeded.
+// `bound` (the notify-timeout setting when it started), and logs a failure. Returns 0 when the
+// command succeeded.
 int run_notify(const std::filesystem::path& home, const std::string& command,
                std::chrono::milliseconds bound);
 

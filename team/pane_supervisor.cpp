@@ -19,6 +19,7 @@
 #include "team/agent_end.hpp"
 #include "team/agent_screen.hpp"
 #include "team/agents.hpp"
+#include "team/claude_state_watch.hpp"
 #include "team/screen_watch.hpp"
 #include "team/worktrees.hpp"
 
@@ -109,9 +110,15 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     // An agent that says nothing of itself: its pane's output says whether it works
     // (team/screen_watch.hpp; what it printed before the watch counts), in a child that ends
     // with this process. Started once the spawn has its answer, off its path.
+    // Claude Code with hooks: its own state file too (team/claude_state_watch.hpp), which says
+    // what no hook does (a dialog answered or refused).
     if (!pane_id.empty()) {
         auto activity = load_agent_activity(store, agent_id);
         if (activity && activity->source == "screen") start_screen_watch(store.home(), agent_id);
+        if (activity && activity->source == "hooks" && runs_claude_code(spec.argv)) {
+            start_claude_state_watch(store.home(), agent_id, start.pid,
+                                     claude_config_dir(spec.env));
+        }
     }
 
     // An agent with a worktree: its watcher keeps the worktree's git state in the store for the

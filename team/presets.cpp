@@ -54,9 +54,10 @@ nlohmann::json hooks_of(const std::string& binary, const PresetTarget& t,
                         const std::vector<std::string>& tool_events, int timeout) {
     nlohmann::json hooks = nlohmann::json::object();
     for (const auto& e : events) {
-        nlohmann::json entry = {
-            {"hooks", {{{"type", "command"}, {"command", report_command(binary, t, e)},
-                        {"timeout", timeout}}}}};
+        nlohmann::json entry = {{"hooks",
+                                 {{{"type", "command"},
+                                   {"command", report_command(binary, t, e)},
+                                   {"timeout", timeout}}}}};
         if (std::find(tool_events.begin(), tool_events.end(), e) != tool_events.end())
             entry["matcher"] = "*";
         hooks[e] = nlohmann::json::array({entry});
@@ -90,13 +91,13 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
         // --settings takes JSON text too, merged over the user's: the hooks that report what
         // the agent does (SPEC 17).
         nlohmann::json settings = {
-            {"hooks", hooks_of(binary, t,
-                               {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-                                "PermissionRequest", "Notification", "Stop"},
-                               {"PreToolUse", "PostToolUse", "PermissionRequest"},
-                               10)}};  // seconds
-        flags = {"--mcp-config",           config.dump(),   "--allowedTools", "mcp__team",
-                 "--append-system-prompt", instructions,    "--settings",     settings.dump()};
+            {"hooks",
+             hooks_of(binary, t,
+                      {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+                       "PermissionRequest", "Notification", "Stop"},
+                      {"PreToolUse", "PostToolUse", "PermissionRequest"}, 10)}};  // seconds
+        flags = {"--mcp-config",           config.dump(), "--allowedTools", "mcp__team",
+                 "--append-system-prompt", instructions,  "--settings",     settings.dump()};
     } else if (t.preset == "codex") {
         // -c overrides ~/.codex/config.toml, a value parsed as TOML. The server's tools are
         // approved (Codex's TUI asks before each call otherwise); its own tools ask as set.

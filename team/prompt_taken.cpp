@@ -204,8 +204,7 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
             bool line_clear = end.empty() || now.cursor_line.find(end) == std::string::npos;
             bool changed =
                 answering ? lines_gone(before.text, now.text) >= 3 : now.text != before.text;
-            if (input.unread == 0 &&
-                ((input.canonical && !answering) || (line_clear && changed))) {
+            if (input.unread == 0 && ((input.canonical && !answering) || (line_clear && changed))) {
                 out.taken = true;
                 out.how = "screen";
                 return out;

@@ -24,8 +24,8 @@
 #include "state/teams.hpp"
 #include "state/worktree_rows.hpp"
 #include "team/acp_agents.hpp"
-#include "team/agents.hpp"
 #include "team/agent_activity.hpp"
+#include "team/agents.hpp"
 #include "team/presets.hpp"
 
 namespace team {

@@ -1261,9 +1261,10 @@ void stand_in(const std::filesystem::path& path, const std::string& body) {
 
 }  // namespace
 
-TEST_CASE("doctor says what each agent's preset gives it, and a Gemini spawn its settings would be "
-          "skipped in is refused, leaving nothing",
-          "[agents][presets]") {
+TEST_CASE(
+    "doctor says what each agent's preset gives it, and a Gemini spawn its settings would be "
+    "skipped in is refused, leaving nothing",
+    "[agents][presets]") {
     TeamEnv env;
     namespace fs = std::filesystem;
     // Stand-ins on the PATH: an older Claude Code (its --version), Codex installed from npm (the
@@ -1272,7 +1273,8 @@ TEST_CASE("doctor says what each agent's preset gives it, and a Gemini spawn its
     stand_in(bin / "claude", "echo '2.1.100 (Claude Code)'");
     fs::path codex_package = env.dir() / "lib" / "node_modules" / "@openai" / "codex";
     stand_in(codex_package / "bin" / "codex.js", "exit 1");
-    std::ofstream(codex_package / "package.json") << R"({"name":"@openai/codex","version":"0.169.0"})";
+    std::ofstream(codex_package / "package.json")
+        << R"({"name":"@openai/codex","version":"0.169.0"})";
     fs::create_symlink(codex_package / "bin" / "codex.js", bin / "codex");
     stand_in(bin / "gemini", "exec sleep 600");
     // The home below a directory others may write (as /tmp is), whatever TMPDIR says.
@@ -1292,14 +1294,13 @@ TEST_CASE("doctor says what each agent's preset gives it, and a Gemini spawn its
     for (const auto& c : doc["checks"]) checks[c["check"].get<std::string>()] = c;
     REQUIRE(checks.count("claude"));
     CHECK(checks["claude"]["status"] == "warn");
-    CHECK_THAT(checks["claude"]["message"].get<std::string>(),
-               Catch::Contains("2.1.100") && Catch::Contains("older than") &&
-                   Catch::Contains("2.1.197"));
+    CHECK_THAT(checks["claude"]["message"].get<std::string>(), Catch::Contains("2.1.100") &&
+                                                                   Catch::Contains("older than") &&
+                                                                   Catch::Contains("2.1.197"));
     REQUIRE(checks.count("codex"));
     CHECK(checks["codex"]["status"] == "ok");
     CHECK_THAT(checks["codex"]["message"].get<std::string>(),
-               Catch::Contains("codex 0.169.0") &&
-                   Catch::Contains("default_tools_approval_mode"));
+               Catch::Contains("codex 0.169.0") && Catch::Contains("default_tools_approval_mode"));
     REQUIRE(checks.count("gemini"));
     CHECK(checks["gemini"]["status"] == "warn");
     CHECK_THAT(checks["gemini"]["message"].get<std::string>(),
@@ -1312,8 +1313,7 @@ TEST_CASE("doctor says what each agent's preset gives it, and a Gemini spawn its
     auto r = env.run({"spawn", "g1", "--team", "gem", "--preset", "gemini"}, path);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains("Gemini CLI would skip the preset's settings file") &&
-                          Catch::Contains(why) &&
-                          Catch::Contains("Fix: "));
+                          Catch::Contains(why) && Catch::Contains("Fix: "));
     CHECK(env.run({"agents", "--all", "--team", "gem", "--json"}, path).json().empty());
     CHECK_FALSE(fs::exists(home / "presets"));
     CHECK_FALSE(fs::exists(home / "tmux.sock"));

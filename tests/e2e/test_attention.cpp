@@ -47,8 +47,8 @@ void report(const AgentsHome& h, const std::string& name, const std::string& eve
             const Json& payload) {
     // On stdin, as Claude Code and Gemini CLI give it (Codex's notify gives it as an argument:
     // the garbage below goes that way).
-    auto r = h.env.start({"__report", h.id(name), "claude", event}, h.extra(), payload.dump())
-                 .wait();
+    auto r =
+        h.env.start({"__report", h.id(name), "claude", event}, h.extra(), payload.dump()).wait();
     INFO("stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.empty());  // a hook's stdout is read by its agent: nothing there
@@ -63,9 +63,10 @@ std::vector<Json> events_in(const fs::path& file) {
 
 }  // namespace
 
-TEST_CASE("activity: a program that prints then goes quiet is working, then idle, and team wait "
-          "wakes on it",
-          "[attention]") {
+TEST_CASE(
+    "activity: a program that prints then goes quiet is working, then idle, and team wait "
+    "wakes on it",
+    "[attention]") {
     AgentsHome h("att-screen");
     h.ok({"config", "set", "idle-after", "300ms", "--team", h.team()});
     h.spawn("w1", {"sh", "-c", "echo hello; exec sleep 600"});
@@ -93,9 +94,10 @@ TEST_CASE("activity: a program that prints then goes quiet is working, then idle
     h.finish();
 }
 
-TEST_CASE("prompt: sleep does not take the text, a read loop does, and text left unread is never "
-          "reported delivered",
-          "[attention]") {
+TEST_CASE(
+    "prompt: sleep does not take the text, a read loop does, and text left unread is never "
+    "reported delivered",
+    "[attention]") {
     AgentsHome h("att-prompt");
     h.spawn("sleeper", {"sleep", "600"});
     auto r = h.json_run({"prompt", "sleeper", "are you there", "--timeout", "1s"});
@@ -124,9 +126,10 @@ TEST_CASE("prompt: sleep does not take the text, a read loop does, and text left
     h.finish();
 }
 
-TEST_CASE("attention: a wait reported by the agent's hooks tells the leader once, and the "
-          "notify command each event",
-          "[attention]") {
+TEST_CASE(
+    "attention: a wait reported by the agent's hooks tells the leader once, and the "
+    "notify command each event",
+    "[attention]") {
     AgentsHome h("att-hooks");
     auto events = h.env.dir() / "events.jsonl";
     h.ok({"config", "set", "notify", "cat >> " + sq(events)}, kHome);
@@ -211,9 +214,10 @@ TEST_CASE("attention: a wait reported by the agent's hooks tells the leader once
     h.finish();
 }
 
-TEST_CASE("notify: a command that fails or hangs is logged, killed after its bound, and delays "
-          "nothing",
-          "[attention]") {
+TEST_CASE(
+    "notify: a command that fails or hangs is logged, killed after its bound, and delays "
+    "nothing",
+    "[attention]") {
     AgentsHome h("att-notify");
     h.spawn("w1", {"sh", "-c", "while read -r l; do echo \"got $l\"; done"});
     h.ok({"config", "set", "idle-after", "200ms", "--team", h.team()});
@@ -242,16 +246,15 @@ TEST_CASE("notify: a command that fails or hangs is logged, killed after its bou
         [&] {
             auto all = h.ok({"activity", "--type", "notify_failed"});
             for (const auto& e : all) {
-                if (e["details"]["reason"] == "it ran longer than 500ms and was killed") return true;
+                if (e["details"]["reason"] == "it ran longer than 500ms and was killed")
+                    return true;
             }
             return false;
         },
         bound(10000)));
     CHECK(fs::exists(marker));
     // Nothing of it is left: its process group was killed.
-    CHECK(eventually([&] {
-        return std::system("! pgrep -fx 'sleep 31.234' >/dev/null") == 0;
-    }));
+    CHECK(eventually([&] { return std::system("! pgrep -fx 'sleep 31.234' >/dev/null") == 0; }));
     h.ok({"wait", "w1", "--until", "idle", "--timeout", "10s"});
     h.finish();
 }
@@ -343,7 +346,7 @@ TEST_CASE("wait: any or all, the timeout, and bad input", "[attention]") {
     CHECK(ended.exit_code == 4);
     CHECK_THAT(ended.json()["error"].get<std::string>(), Catch::Contains("ended"));
     // With --any, the others still count.
-    CHECK(h.ok({"wait", "quiet", "busy", "--until", "working", "--any", "--timeout", "10s"})
-              ["reached"] == true);
+    CHECK(h.ok({"wait", "quiet", "busy", "--until", "working", "--any", "--timeout",
+                "10s"})["reached"] == true);
     h.finish();
 }

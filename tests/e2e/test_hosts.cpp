@@ -127,7 +127,8 @@ TEST_CASE("a host that cannot be reached is refused at once with ssh's reason, a
     CHECK_FALSE(link_runs(env));
 }
 
-TEST_CASE("a task handed back gets a new epoch, and a write under the old one is refused", "[hosts]") {
+TEST_CASE("a task handed back gets a new epoch, and a write under the old one is refused",
+          "[hosts]") {
     TeamEnv env;
     expect(env, {"create", "web"}, 0);
     expect(env, {"spawn", "w1", "--", "sleep", "600"}, 0);

@@ -506,7 +506,8 @@ TEST_CASE("serve: wait and the settings (SPEC 17), the same as the command line,
     auto rows = s.get(t + "/agents").json();
     CHECK(rows == cli_json(h, {"agents"}));
     CHECK(rows[0]["activity"]["state"] == "idle");
-    auto late = s.post(t + "/wait", {{"names", {"w1"}}, {"until", "working"}, {"timeout", "300ms"}});
+    auto late =
+        s.post(t + "/wait", {{"names", {"w1"}}, {"until", "working"}, {"timeout", "300ms"}});
     CHECK(late.status == 504);
     CHECK(late.json()["code"] == "timeout");
     CHECK(late.json()["reached"] == false);

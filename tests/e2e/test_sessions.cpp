@@ -479,7 +479,8 @@ TEST_CASE("a session whose directory was removed runs in HOME with a warning", "
     CHECK(h.show("s")["cwd"] == home.string());
 }
 
-TEST_CASE("unknown sessions are not found, and bad names and bad input change nothing", "[sessions]") {
+TEST_CASE("unknown sessions are not found, and bad names and bad input change nothing",
+          "[sessions]") {
     Home h;
     h.out("app", "export K=1");
     auto snapshot = [&] {

@@ -32,9 +32,10 @@ const std::vector<std::string> kServerArgs{"--home", "/home/u/.team", "mcp", "--
 
 }  // namespace
 
-TEST_CASE("the claude preset adds --mcp-config, --allowedTools and --append-system-prompt after "
-          "the program",
-          "[presets]") {
+TEST_CASE(
+    "the claude preset adds --mcp-config, --allowedTools and --append-system-prompt after "
+    "the program",
+    "[presets]") {
     auto w = wire_preset(target("claude"), {"claude", "--model", "opus"});
     REQUIRE(w.argv.size() == 11);
     CHECK(w.argv[0] == "claude");
@@ -59,8 +60,10 @@ TEST_CASE("the claude preset adds --mcp-config, --allowedTools and --append-syst
         auto hook = hooks[event][0]["hooks"][0];
         CHECK(hook["type"] == "command");
         CHECK(hook["timeout"] == 10);  // seconds
-        CHECK(hook["command"] == R"('/opt/my "team"/team' --home '/home/u/.team' __report 'w1@web' )"
-                                 R"(claude )" + std::string(event));
+        CHECK(hook["command"] ==
+              R"('/opt/my "team"/team' --home '/home/u/.team' __report 'w1@web' )"
+              R"(claude )" +
+                  std::string(event));
     }
     CHECK(hooks["PermissionRequest"][0]["matcher"] == "*");
     CHECK_FALSE(hooks["Stop"][0].contains("matcher"));
@@ -85,8 +88,8 @@ TEST_CASE("the codex preset overrides its config with TOML values", "[presets]")
     // trusted them: Codex skips them silently otherwise. No notify: it fires for Codex's title
     // thread too.
     int at = 9;
-    for (const char* event : {"SessionStart", "UserPromptSubmit", "PreToolUse",
-                              "PermissionRequest", "PostToolUse", "Stop", "Interrupt"}) {
+    for (const char* event : {"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest",
+                              "PostToolUse", "Stop", "Interrupt"}) {
         INFO(event);
         CHECK(w.argv[at] == "-c");
         CHECK(w.argv[at + 1] ==
@@ -114,8 +117,8 @@ TEST_CASE("the gemini preset names a settings file in the home", "[presets]") {
     CHECK(settings.size() == 2);
     auto hooks = settings["hooks"];
     CHECK(hooks.size() == 6);
-    for (const char* event : {"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool",
-                              "Notification", "AfterAgent"}) {
+    for (const char* event :
+         {"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "Notification", "AfterAgent"}) {
         INFO(event);
         REQUIRE(hooks.contains(event));
         auto hook = hooks[event][0]["hooks"][0];
@@ -126,9 +129,10 @@ TEST_CASE("the gemini preset names a settings file in the home", "[presets]") {
     CHECK(hooks["BeforeTool"][0]["matcher"] == "*");
 }
 
-TEST_CASE("Gemini CLI's test of where its settings file is: root's, and no directory above "
-          "writable by group or others",
-          "[presets]") {
+TEST_CASE(
+    "Gemini CLI's test of where its settings file is: root's, and no directory above "
+    "writable by group or others",
+    "[presets]") {
     namespace fs = std::filesystem;
     // Under the system's temporary directory (mode 1777): skipped, naming it.
     test::TempDir tmp;
@@ -212,10 +216,10 @@ TEST_CASE("the presets, the MCP server and docs/mcp.md give an agent one text of
           "[presets][mcp]") {
     std::string text = agent_instructions("w1", "web");
     // What it must tell: answer a shutdown request, read the inbox on a notice, work and report.
-    for (const char* must : {"shutdown_request", "shutdown_respond", "\"approve\"", "\"confirm\"",
-                             "\"reject\"", "with a reason", "inbox_read", "[team]",
-                             "a message for you in the team inbox", "task_claim", "task_done",
-                             "message_send", "w1", "web"}) {
+    for (const char* must :
+         {"shutdown_request", "shutdown_respond", "\"approve\"", "\"confirm\"", "\"reject\"",
+          "with a reason", "inbox_read", "[team]", "a message for you in the team inbox",
+          "task_claim", "task_done", "message_send", "w1", "web"}) {
         INFO("the text tells " << must);
         CHECK(text.find(must) != std::string::npos);
     }

@@ -107,7 +107,8 @@ TEST_CASE("messages: marked read once, with no duplicates among readers", "[repo
     CHECK(h.ids(alice.id, {}) == std::vector<std::int64_t>{m1.id, m2.id, m3.id});
 }
 
-TEST_CASE("messages: ack marks by id, and the address says where a message went", "[repo][messages]") {
+TEST_CASE("messages: ack marks by id, and the address says where a message went",
+          "[repo][messages]") {
     Home h;
     auto alice = h.member("alice");
     auto m1 = h.send("lead", alice, "one");

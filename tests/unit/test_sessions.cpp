@@ -58,7 +58,8 @@ TEST_CASE("a session keeps cwd, variables and functions from one exec to the nex
     CHECK(other.stdout_text == "[]\n");
 }
 
-TEST_CASE("a failing command keeps what it changed, and a timed-out one keeps nothing", "[sessions]") {
+TEST_CASE("a failing command keeps what it changed, and a timed-out one keeps nothing",
+          "[sessions]") {
     Fixture fx;
     auto failed = fx.exec("s", "export A=1; false");
     CHECK(failed.exit_code() == 1);
