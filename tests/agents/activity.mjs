@@ -108,6 +108,24 @@ async function model(home, Fake, T, shell) {
 // Live `team __report` processes under `pid`.
 const reporting = (pid) => tree(pid).filter((p) => cmdline(p).includes('\0__report\0'));
 
+// Codex in a pane, prompted to run a command outside its sandbox, at its dialog: its hooks said
+// working, then waiting on the command (one needs_input). Its first hook comes with the first
+// prompt: the prompt waits for its input box, as a person would.
+async function codexAtItsDialog(home) {
+  const m = await model(home, FakeOpenAI, claudeTools, {
+    tool: 'exec_command',
+    input: { cmd: COMMAND, sandbox_permissions: 'require_escalated', justification: 'write ran.txt' },
+  });
+  await home.create();
+  const agent = await home.json(['spawn', 'w1', '--preset', 'codex', ...codexHome(home, m), '--', CODEX, ...CODEX_OFFLINE]);
+  await turn(home, agent, {
+    expect: { tool: 'Bash', command: COMMAND },
+    asks: /Would you like to run the following command\?/,
+    before: async () => until(async () => /Ask Codex to do anything|\u203a /.test(await home.screen(agent.paneId)), WAIT, "Codex's input box"),
+  });
+  return agent;
+}
+
 export const scenarios = {
   // Claude Code, Bash not allowed (its preset allows only the team's tools): PermissionRequest
   // says waiting on Bash and the command; the Notification that comes 6 s later, while the
@@ -143,18 +161,7 @@ export const scenarios = {
   // Codex: its hooks (wired by -c hooks.… and --dangerously-bypass-hook-trust) say working at
   // the prompt, waiting on the command it wants run outside its sandbox, idle at Stop.
   'codex: working, waiting and idle from its hooks': async (home) => {
-    const m = await model(home, FakeOpenAI, claudeTools, {
-      tool: 'exec_command',
-      input: { cmd: COMMAND, sandbox_permissions: 'require_escalated', justification: 'write ran.txt' },
-    });
-    await home.create();
-    const agent = await home.json(['spawn', 'w1', '--preset', 'codex', ...codexHome(home, m), '--', CODEX, ...CODEX_OFFLINE]);
-    await turn(home, agent, {
-      expect: { tool: 'Bash', command: COMMAND },
-      asks: /Would you like to run the following command\?/,
-      // Codex's first hook comes with the first prompt: its input box, as a person sees it.
-      before: async () => until(async () => /Ask Codex to do anything|\u203a /.test(await home.screen(agent.paneId)), WAIT, "Codex's input box"),
-    });
+    const agent = await codexAtItsDialog(home);
     // "y": yes, this once.
     await turnEnds(home, 'y', ['UserPromptSubmit', 'PermissionRequest', 'PostToolUse', 'Stop']);
     await home.json(['kill-agent', 'w1', '--force']);
@@ -164,17 +171,7 @@ export const scenarios = {
   // command never runs. (Claude Code and Gemini CLI run no hook at that answer: they stay
   // `waiting` until their next prompt; Claude Code's idle_prompt Notification, 60 s on, aside.)
   'codex: a dialog answered no is idle': async (home) => {
-    const m = await model(home, FakeOpenAI, claudeTools, {
-      tool: 'exec_command',
-      input: { cmd: COMMAND, sandbox_permissions: 'require_escalated', justification: 'write ran.txt' },
-    });
-    await home.create();
-    const agent = await home.json(['spawn', 'w1', '--preset', 'codex', ...codexHome(home, m), '--', CODEX, ...CODEX_OFFLINE]);
-    await turn(home, agent, {
-      expect: { tool: 'Bash', command: COMMAND },
-      asks: /Would you like to run the following command\?/,
-      before: async () => until(async () => /Ask Codex to do anything|\u203a /.test(await home.screen(agent.paneId)), WAIT, "Codex's input box"),
-    });
+    const agent = await codexAtItsDialog(home);
     await home.tmux(['send-keys', '-t', agent.paneId, 'Escape']);
     await waitUntil(home, 'idle');
     const log = await states(home);
