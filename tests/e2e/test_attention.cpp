@@ -129,7 +129,7 @@ TEST_CASE(
 TEST_CASE(
     "attention: a wait reported by the agent's hooks tells the leader once, and the "
     "notify command each event",
-    "[attention]") {
+    "[attention][sanitize]") {
     AgentsHome h("att-hooks");
     auto events = h.env.dir() / "events.jsonl";
     h.ok({"config", "set", "notify", "cat >> " + sq(events)}, kHome);
