@@ -35,8 +35,14 @@ Json cli_json(const AgentsHome& h, std::vector<std::string> args) {
 }
 
 // The activity log's length, to prove that a refused request changed nothing.
+// The entries a request could have written: not the watchers' observations (an agent's activity,
+// a worktree's state), which come in the background whatever the request does.
 std::size_t activity_count(const AgentsHome& h) {
-    return cli_json(h, {"activity", "--all"}).size();
+    std::size_t n = 0;
+    for (const auto& e : cli_json(h, {"activity", "--all"})) {
+        if (e["type"] != "agent_state" && e["type"] != "worktree_state") ++n;
+    }
+    return n;
 }
 
 }  // namespace
