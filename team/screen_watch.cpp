@@ -47,9 +47,14 @@ int watch_screen(Store& store, std::int64_t agent_id) {
         if (::stat(agent->log_file->c_str(), &st) != 0) return -1;
         return static_cast<long long>(st.st_size);
     };
-    bool working = false;
+    // A screen still from the start is idle too, once the quiet time has passed.
+    bool working = true, said = false;
     auto quiet = std::chrono::milliseconds(5000);
-    Steady::time_point last_output{};
+    try {
+        quiet = config_duration(store, team_id, "idle-after");
+    } catch (const std::exception&) {
+    }
+    Steady::time_point last_output = Steady::now();
     long long seen = 0;  // what came before the watch counts as output now
     while (true) {
         long long now = size();
@@ -57,8 +62,9 @@ int watch_screen(Store& store, std::int64_t agent_id) {
         if (now != seen) {
             seen = now;
             last_output = Steady::now();
-            if (!working) {
+            if (!working || !said) {
                 working = true;
+                said = true;
                 try {
                     quiet = config_duration(store, team_id, "idle-after");
                 } catch (const std::exception&) {
@@ -67,6 +73,7 @@ int watch_screen(Store& store, std::int64_t agent_id) {
             }
         } else if (working && Steady::now() - last_output >= quiet) {
             working = false;
+            said = true;
             if (!report("idle")) break;
         }
         // A look at the log's size every kLook: the pane's output is appended there as it

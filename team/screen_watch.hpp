@@ -2,7 +2,8 @@
 // shows is appended to the agent's log as it comes (tmux pipe-pane, tmux/server.hpp); the pane
 // supervisor of such an agent (source "screen") starts `team __screen --home HOME ID`, a child
 // that ends with it (proc/companion.hpp), which looks at that file's size every kScreenLook:
-// output is `working`, and no output for the `idle-after` setting (default 5 s) is `idle`. It
+// output is `working`, and no output for the `idle-after` setting (default 5 s) is `idle`, also
+// from the start (a program that prints nothing). It
 // writes only when the state changes, and ends when the agent has ended or a better source speaks
 // for it. A screen never says `waiting`: that needs the agent's own report.
 #pragma once

@@ -85,6 +85,9 @@ TEST_CASE(
     REQUIRE(states.size() >= 2);
     CHECK(states[0] == "working");
     CHECK(states[1] == "idle");
+    // A program that prints nothing: its screen still from the start, idle too.
+    h.spawn("silent", {"sleep", "600"});
+    CHECK(h.ok({"wait", "silent", "--until", "idle", "--timeout", "20s"})["reached"] == true);
     // The leader has no activity of its own to claim; a screen never says waiting.
     CHECK(needs_input(h).empty());
     // Ended: the record's end.
