@@ -154,7 +154,11 @@ export const scenarios = {
     await until(() => reporting(agent.pid).length === 0, WAIT, 'the hooks of the Notification to finish');
     assert.equal((await needsInput(home)).length, 1, 'the late Notification added a needs_input message');
     assert.equal((await home.agent('w1')).activity.state, 'waiting');
-    await turnEnds(home, '1', ['UserPromptSubmit', 'PermissionRequest', 'PostToolUse', 'Stop']);
+    // Answered: working again, said by Claude Code's state file (busy, as the command starts) or
+    // by its PostToolUse (once the command has run), whichever comes first.
+    const log = await turnEnds(home, '1', ['UserPromptSubmit', 'PermissionRequest', 'Stop']);
+    const resumed = log[log.findIndex((d) => d.state === 'waiting') + 1];
+    assert.match(resumed.event, /^(state file: busy|PostToolUse)$/, JSON.stringify(log));
     await home.json(['kill-agent', 'w1', '--force']);
   },
 
