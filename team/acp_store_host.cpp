@@ -139,6 +139,7 @@ void StoreHost::turn_started(int number) {
             working.source = "acp";
             working.event = "turn started";
             working.prompt_taken = true;
+            working.unless_waiting = true;
             AgentActivity(store_, clock_).report_in_write(agent_.id, working);
             append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
                             "acp_turn_started", {{"agentId", agent_.id_string()}, {"turn", *row}});

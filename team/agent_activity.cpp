@@ -104,6 +104,7 @@ bool AgentActivity::report_in_write(std::int64_t agent_id, const ActivityReport&
     }
     if (rank(r.source) < rank(row->source)) return false;
     if (r.only_while_waiting && row->state != "waiting") return false;
+    if (r.unless_waiting && row->state == "waiting") return false;
     std::string before = row->state;
     json on = r.state == "waiting" ? r.waiting_on : json(nullptr);
     // The same wait reported again, maybe with less detail (a late notification of a dialog

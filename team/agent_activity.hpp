@@ -41,6 +41,9 @@ struct ActivityReport {
     // the dialog): taken only while the agent still waits, so that one coming after the
     // person answered never starts a second wait.
     bool only_while_waiting = false;
+    // A start that must not end a wait already reported (an ACP turn's start, written after the
+    // permission request its agent sent at once).
+    bool unless_waiting = false;
     std::string event;  // what the source reported, for the log (UserPromptSubmit…)
     // More for the data of the leader's needs_input message (an ACP permission: its id, the
     // tool call, the options).

@@ -11,8 +11,10 @@
 #include "proc/process_table.hpp"
 #include "proc/terminate.hpp"
 #include "state/activity.hpp"
+#include "state/agent_activity_rows.hpp"
 #include "state/supervisor_bell.hpp"
 #include "team/messages.hpp"
+#include "team/prompt_taken.hpp"
 #include "team/shutdown_parts.hpp"
 #include "tmux/server.hpp"
 
@@ -156,6 +158,17 @@ std::optional<std::string> type_shutdown_notice(Store& store, tmux::Tmux& tmux,
                        "--unread) and answer it: approve and then confirm when your step is "
                        "done, or reject with a reason";
     try {
+        // An agent whose hooks report a submitted prompt, not at a dialog: typed as a prompt is,
+        // until it reports it took the line (at most 3 s), its Enter pressed again when it took
+        // one for a newline (Gemini CLI, within ~0.8 s of a paste). At a dialog a paste, which
+        // dialogs ignore, never keys.
+        auto activity = load_agent_activity(store, agent.id);
+        if (activity && activity->source == "hooks" && activity->state != "waiting") {
+            SystemClock clock;
+            type_and_wait_taken(store, tmux, agent.id, *agent.pane_id, line,
+                                std::chrono::seconds(3), clock);
+            return std::nullopt;
+        }
         tmux::TmuxServer(tmux).type_text(*agent.pane_id, line, true);
         return std::nullopt;
     } catch (const std::exception& e) {
