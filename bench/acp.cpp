@@ -307,8 +307,8 @@ void allow(Env& env, long long id) {
 }
 
 std::vector<std::string> inbox_wait(const Env& env) {
-    return team_argv(env, {"--json", "inbox", "--type", "needs_input", "--unread",
-                           "--mark-read", "--wait", "20s"});
+    return team_argv(env, {"--json", "inbox", "--type", "needs_input", "--unread", "--mark-read",
+                           "--wait", "20s"});
 }
 
 // The leader's unread permission requests marked read (so a waiting reader sees only the next).

@@ -26,7 +26,8 @@ const std::string kPermission =
     R"("tool_name":"Bash","tool_input":{"command":"npm test -- --runInBand","description":)"
     R"("Run the tests"},"permission_suggestions":[{"type":"addRules","rules":[{"toolName":)"
     R"("Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]})";
-const std::string kStop = R"({"hook_event_name":"Stop","session_id":"0b6e5c1c","stop_hook_active":false})";
+const std::string kStop =
+    R"({"hook_event_name":"Stop","session_id":"0b6e5c1c","stop_hook_active":false})";
 
 // A team "bench" with agent "w" whose source is its hooks.
 void hooked_agent(Env& env) {
@@ -34,7 +35,8 @@ void hooked_agent(Env& env) {
     std::string script = env.dir + "/fake-claude";
     std::ofstream(script) << "#!/bin/sh\nexec sleep 1000\n";
     ::chmod(script.c_str(), 0755);
-    run_checked(env, {env.team, "--team", "bench", "spawn", "w", "--preset", "claude", "--", script});
+    run_checked(env,
+                {env.team, "--team", "bench", "spawn", "w", "--preset", "claude", "--", script});
 }
 
 std::vector<std::string> report(const Env& env, const std::string& event,
@@ -46,8 +48,8 @@ std::vector<std::string> report(const Env& env, const std::string& event,
 // an activity entry, and for each wait the leader's needs_input message).
 double sample_report(Env& env) {
     bool wait = env.counter++ % 2 == 0;
-    return time_run(env, wait ? report(env, "PermissionRequest", kPermission)
-                              : report(env, "Stop", kStop));
+    return time_run(
+        env, wait ? report(env, "PermissionRequest", kPermission) : report(env, "Stop", kStop));
 }
 
 // From the start of the report to a `team agents --json` that shows the state it reported.
@@ -55,10 +57,10 @@ double sample_report_shown(Env& env) {
     bool wait = env.counter++ % 2 == 0;
     std::string want = wait ? "waiting" : "idle";
     double start = now_ms();
-    run_checked(env, wait ? report(env, "PermissionRequest", kPermission)
-                          : report(env, "Stop", kStop));
-    auto doc = nlohmann::json::parse(
-        run_checked(env, {env.team, "--team", "bench", "--json", "agents"}));
+    run_checked(env,
+                wait ? report(env, "PermissionRequest", kPermission) : report(env, "Stop", kStop));
+    auto doc =
+        nlohmann::json::parse(run_checked(env, {env.team, "--team", "bench", "--json", "agents"}));
     double ms = now_ms() - start;
     for (const auto& a : doc) {
         if (a["name"] == "w" && a["activity"]["state"] != want) {
@@ -72,9 +74,9 @@ double sample_report_shown(Env& env) {
 // another process: from the start of the report to the waiter's exit.
 double sample_report_wakes(Env& env) {
     run_checked(env, report(env, "Stop", kStop));  // untimed: idle first
-    pid_t waiter = spawn({env.team, "--team", "bench", "wait", "w", "--until", "waiting",
-                          "--timeout", "10s"},
-                         env, dev_null(), dev_null(), dev_null());
+    pid_t waiter =
+        spawn({env.team, "--team", "bench", "wait", "w", "--until", "waiting", "--timeout", "10s"},
+              env, dev_null(), dev_null(), dev_null());
     usleep(30'000);
     double start = now_ms();
     pid_t reporter = spawn(report(env, "PermissionRequest", kPermission), env, dev_null(),
@@ -103,8 +105,8 @@ std::vector<Figure> attention_figures(const std::string& team) {
     // each declares both, so that --only one of them runs alone.)
     // A hook's report -> `team agents --json` shows it: the report and one look, back to back.
     // Goal: median <= 10 ms.
-    list.push_back({"hook: report -> team agents shows it", 10.0, hooked_agent,
-                    sample_report_shown, kill_tmux_server, 200, "attention"});
+    list.push_back({"hook: report -> team agents shows it", 10.0, hooked_agent, sample_report_shown,
+                    kill_tmux_server, 200, "attention"});
     // A hook's report -> a waiting `team wait --until waiting` returns: from the start of the
     // reporting process to the waiter's exit (the report's whole process included). Goal:
     // median <= 10 ms.

@@ -4,9 +4,9 @@
 // the command is running, long before its PostToolUse) or refused ("no" fires no hook at all).
 // The pane supervisor of a Claude Code agent with hooks starts `team __claude-state --home HOME
 // ID PID DIR`, a child that ends with it (proc/companion.hpp), which looks at that file every
-// 200 ms (team/screen_watch.hpp's kScreenLook) and reports each change of its status: busy is working, idle is idle, and waiting
-// only confirms a wait a hook reported (it carries no detail, and a wait is told once, with
-// what it waits on).
+// 200 ms (team/screen_watch.hpp's kScreenLook) and reports each change of its status: busy is
+// working, idle is idle, and waiting only confirms a wait a hook reported (it carries no detail,
+// and a wait is told once, with what it waits on).
 #pragma once
 
 #include <cstdint>

@@ -145,7 +145,8 @@ class Home : public team::test::AgentsHome {
         std::string out = rows(
             {"SELECT * FROM agents ORDER BY id", "SELECT * FROM tasks ORDER BY team_id, id",
              "SELECT * FROM shutdown_requests ORDER BY id", "SELECT * FROM messages ORDER BY id",
-             "SELECT id, actor, type, details FROM activity WHERE type NOT IN ('agent_state', 'worktree_state') ORDER BY id"});
+             "SELECT id, actor, type, details FROM activity WHERE type NOT IN ('agent_state', "
+             "'worktree_state') ORDER BY id"});
         if (rows_only) return out;
         for (const auto& list : {std::vector<std::string>{"agents", "--all", "--json"},
                                  std::vector<std::string>{"task", "list", "--json"},
