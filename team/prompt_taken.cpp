@@ -126,7 +126,8 @@ int lines_gone(const std::string& before, const std::string& now) {
 
 PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t agent_id,
                                 const std::string& pane_id, const std::string& text,
-                                std::chrono::milliseconds timeout, const Clock& clock) {
+                                std::chrono::milliseconds timeout, const Clock& clock,
+                                Typed typed) {
     using Steady = std::chrono::steady_clock;
     AskedWait asked;
     ChangeWatch watch(store);
@@ -156,12 +157,31 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
         }
     }
     EpochMs typed_at = clock.now();
-    if (answering && !text.empty()) {
+    std::string end = text_end(text);
+    if (answering && typed == Typed::notice) {
+        // A notice at a dialog: pasted, which the dialog ignores. Shown in the input box within
+        // a second, the wait was over (none reported its end): entered as a prompt is.
+        tmux::TmuxServer(tmux).type_text(pane_id, text, false);
+        auto shown_by = Steady::now() + std::chrono::seconds(1);
+        Screen now = look(tmux, pane_id);
+        while (!(now.ok && !end.empty() && now.cursor_line.find(end) != std::string::npos)) {
+            if (Steady::now() >= shown_by) {
+                PromptTaken left;
+                left.how = "dialog";
+                left.screen = now.text;
+                return left;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            now = look(tmux, pane_id);
+        }
+        answering = false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // (as type_text's pause)
+        tmux.run({"send-keys", "-t", pane_id, "Enter"});
+    } else if (answering && !text.empty()) {
         tmux.run({"send-keys", "-t", pane_id, "-l", text});
     } else {
         tmux::TmuxServer(tmux).type_text(pane_id, text, true);
     }
-    std::string end = text_end(text);
     auto deadline = Steady::now() + timeout;
     auto pause = std::chrono::milliseconds(5);
     // An agent that reports: its Enter pressed again, a second apart, while it shows that it

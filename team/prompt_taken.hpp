@@ -31,14 +31,22 @@ namespace team {
 
 struct PromptTaken {
     bool taken = false;
-    std::string how;     // "report", "screen"
+    std::string how;     // "report", "screen"; not taken: "dialog" (a notice left at a dialog)
     std::string screen;  // what the pane showed when it was not taken
 };
+
+// What is typed: a prompt (at a dialog, its answer) or a notice of team's own (a shutdown
+// request's), which never answers a dialog: typed to an agent its hooks say waits, it is pasted
+// (a dialog ignores a paste) and entered only when it shows in the agent's input box (the wait
+// was over: Gemini CLI reports none when its dialog is refused); otherwise it is left there,
+// not taken, `how` "dialog".
+enum class Typed { prompt, notice };
 
 // Types `text` into `pane_id` and presses Enter, then waits until the agent `agent_id` has taken
 // it, at most `timeout`.
 PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t agent_id,
                                 const std::string& pane_id, const std::string& text,
-                                std::chrono::milliseconds timeout, const Clock& clock);
+                                std::chrono::milliseconds timeout, const Clock& clock,
+                                Typed typed = Typed::prompt);
 
 }  // namespace team

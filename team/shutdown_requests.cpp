@@ -158,15 +158,20 @@ std::optional<std::string> type_shutdown_notice(Store& store, tmux::Tmux& tmux,
                        "--unread) and answer it: approve and then confirm when your step is "
                        "done, or reject with a reason";
     try {
-        // An agent whose hooks report a submitted prompt, not at a dialog: typed as a prompt is,
-        // until it reports it took the line (at most 3 s), its Enter pressed again when it took
-        // one for a newline (Gemini CLI, within ~0.8 s of a paste). At a dialog a paste, which
-        // dialogs ignore, never keys.
+        // An agent whose hooks report a submitted prompt: typed as a prompt is, until it
+        // reports it took the line (at most 3 s), its Enter pressed again when it took one for a
+        // newline (Gemini CLI, within ~0.8 s of a paste). Never an answer to a dialog: one its
+        // hooks say it waits at gets a paste, which dialogs ignore, entered only when it shows
+        // in the input box (the wait was over; Gemini CLI reports no refused dialog).
         auto activity = load_agent_activity(store, agent.id);
-        if (activity && activity->source == "hooks" && activity->state != "waiting") {
+        if (activity && activity->source == "hooks") {
             SystemClock clock;
-            type_and_wait_taken(store, tmux, agent.id, *agent.pane_id, line,
-                                std::chrono::seconds(3), clock);
+            auto taken = type_and_wait_taken(store, tmux, agent.id, *agent.pane_id, line,
+                                             std::chrono::seconds(3), clock, Typed::notice);
+            if (taken.how == "dialog") {
+                return agent.name + " waits at a dialog for a person: the notice was pasted, " +
+                       "which its dialog ignores; the request is in its inbox";
+            }
             return std::nullopt;
         }
         tmux::TmuxServer(tmux).type_text(*agent.pane_id, line, true);

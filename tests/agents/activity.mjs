@@ -186,7 +186,7 @@ export const scenarios = {
   },
 
   // Gemini CLI: BeforeAgent working, its Notification ToolPermission waiting on the command,
-  // AfterAgent idle.
+  // AfterAgent idle; a shutdown notice at its dialog leaves the dialog alone.
   'gemini: working, waiting and idle from its hooks': withSafeHome(async (home) => {
     const m = await model(home, FakeGemini, geminiTools, { tool: 'run_shell_command', input: { command: COMMAND, description: 'write ran.txt' } });
     await home.create();
@@ -198,6 +198,14 @@ export const scenarios = {
       // that follows it within ~0.8 s is a newline to Gemini CLI: `team prompt` presses it again.
       before: async () => waitUntil(home, 'idle'),
     });
+    // A graceful stop asked while the dialog shows: its notice never answers the dialog (a
+    // paste, which the dialog ignores, and no Enter), and the leader is told why.
+    const asked = await home.json(['kill-agent', 'w1']);
+    assert.equal(asked.phase, 'requested', JSON.stringify(asked));
+    assert.match(asked.notifyError ?? '', /waits at a dialog/, JSON.stringify(asked));
+    assert.match(await home.screen(agent.paneId), /Allow execution of/);
+    assert.equal((await home.agent('w1')).activity.state, 'waiting');
+    assert.ok(!existsSync(join(home.work, 'ran.txt')), 'the notice answered the dialog');
     // "1": allow once.
     await turnEnds(home, '1', ['BeforeAgent', 'Notification', 'AfterTool', 'AfterAgent']);
     await home.json(['kill-agent', 'w1', '--force']);
