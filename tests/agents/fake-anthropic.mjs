@@ -5,6 +5,8 @@
 // streamed as the real API streams it (SSE: message_start, content_block_start/delta/stop,
 // message_delta, message_stop). Claude Code's side requests (a title, a quota probe, a topic: no
 // tools offered) get a short text; count_tokens and anything else an answer without error.
+// Every answer carries usage figures of its own (request n of the fake: usageOf(n)), and `usage`
+// keeps what each answer said, so a test can compare what the agent recorded to the token.
 import { createServer } from 'node:http';
 
 // The text of a message content (a string, or blocks: text and the text inside tool_results).
@@ -110,6 +112,13 @@ function typedText(m) {
     .replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, (r) => (/\[team\]|<channel/.test(r) ? r : ''));
 }
 
+// The sum of usage figures (usageOf's shape): {input, output, cacheRead, cacheWrite, calls}.
+export function sumUsage(list) {
+  const sum = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, calls: list.length };
+  for (const u of list) for (const k of ['input', 'output', 'cacheRead', 'cacheWrite']) sum[k] += u[k];
+  return sum;
+}
+
 let ids = 0;
 const nextId = (prefix) => `${prefix}_${process.pid}_${++ids}`;
 
@@ -117,8 +126,23 @@ function sse(res, event, data) {
   res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
 }
 
-// Streams one assistant message: `step` is {text} or {tool: NAME, input: {...}, text?}.
-function stream(res, model, step) {
+// The usage of the fake's n-th answer (from 1), different for every n, in Anthropic's units:
+// input not counting the cache's reads and writes.
+export function usageOf(n) {
+  return { input: 1000 + 7 * n, output: 50 + 3 * n, cacheRead: 10 * n, cacheWrite: 5 * n };
+}
+
+// Anthropic's `usage` object of `u` (usageOf's), its output as `output_tokens` says it.
+function wireUsage(u, output = u.output) {
+  return {
+    input_tokens: u.input, cache_creation_input_tokens: u.cacheWrite, cache_read_input_tokens: u.cacheRead,
+    output_tokens: output,
+  };
+}
+
+// Streams one assistant message: `step` is {text} or {tool: NAME, input: {...}, text?}; `u` its
+// usage (usageOf's): message_start says the input and 1 output token, message_delta the output.
+function stream(res, model, step, u, id) {
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
@@ -126,8 +150,8 @@ function stream(res, model, step) {
   });
   sse(res, 'message_start', {
     message: {
-      id: nextId('msg'), type: 'message', role: 'assistant', model, content: [],
-      stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1 },
+      id, type: 'message', role: 'assistant', model, content: [],
+      stop_reason: null, stop_sequence: null, usage: wireUsage(u, 1),
     },
   });
   let index = 0;
@@ -148,21 +172,21 @@ function stream(res, model, step) {
   }
   sse(res, 'message_delta', {
     delta: { stop_reason: step.tool ? 'tool_use' : 'end_turn', stop_sequence: null },
-    usage: { output_tokens: 20 },
+    usage: { output_tokens: u.output },
   });
   sse(res, 'message_stop', {});
   res.end();
 }
 
-function reply(res, model, step) {
+function reply(res, model, step, u, id) {
   const content = [];
   if (step.text) content.push({ type: 'text', text: step.text });
   if (step.tool) content.push({ type: 'tool_use', id: nextId('toolu'), name: step.tool, input: step.input ?? {} });
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify({
-    id: nextId('msg'), type: 'message', role: 'assistant', model, content,
+    id, type: 'message', role: 'assistant', model, content,
     stop_reason: step.tool ? 'tool_use' : 'end_turn', stop_sequence: null,
-    usage: { input_tokens: 100, output_tokens: 20 },
+    usage: wireUsage(u),
   }));
 }
 
@@ -172,6 +196,10 @@ export class FakeAnthropic {
     this.brain = brain;
     this.requests = [];  // {at, path, conversation} of the agent's own conversation
     this.other = [];     // paths of every other request
+    // What each answer of /v1/messages said, in order: {id (message.id), model, side (a side
+    // request: no tools offered), input, output, cacheRead, cacheWrite}. Claude Code's transcript
+    // records the agent's own conversation (side false), not its side requests: mainUsage().
+    this.usage = [];
     this.waiters = [];
     this.server = createServer((req, res) => this.handle(req, res));
   }
@@ -202,6 +230,19 @@ export class FakeAnthropic {
       }, ms);
       this.waiters.push(waiter);
     });
+  }
+
+  // The usage of the answers to the agent's own conversation (what its transcript records),
+  // summed: {input, output, cacheRead, cacheWrite, calls}.
+  mainUsage() {
+    return sumUsage(this.usage.filter((u) => !u.side));
+  }
+
+  // Answers `res` with `step`, streamed or not as `body` asked, its usage recorded.
+  send(res, body, model, step, side) {
+    const u = { id: nextId('msg'), model, side, ...usageOf(this.usage.length + 1) };
+    this.usage.push(u);
+    (body.stream ? stream : reply)(res, model, step, u, u.id);
   }
 
   // The tools called so far in the agent's conversation, in order: for failure messages.
@@ -242,7 +283,7 @@ export class FakeAnthropic {
       const tools = body.tools ?? [];
       if (tools.length === 0) {  // a side request: a title, a quota probe, a topic
         this.other.push(path);
-        (body.stream ? stream : reply)(res, model, { text: 'Team work' });
+        this.send(res, body, model, { text: 'Team work' }, true);
         return;
       }
       const conversation = new Conversation(body);
@@ -256,7 +297,7 @@ export class FakeAnthropic {
         }
       }
       const step = (await this.brain(conversation)) ?? { text: 'Done.' };
-      (body.stream ? stream : reply)(res, model, step);
+      this.send(res, body, model, step, false);
       return;
     }
     this.other.push(path);

@@ -3,9 +3,12 @@
 // fake-anthropic.mjs does for Claude Code, each answers the agent's requests with the step its
 // `brain` decides: the request is read into the same Conversation as Claude Code's (its messages
 // in the Messages API's shape: text, tool_use and tool_result blocks), so the same brains
-// (teammate.mjs) drive every agent; a brain returns {tool, input} or {text}.
+// (teammate.mjs) drive every agent; a brain returns {tool, input} or {text}. Every answer carries
+// usage figures of its own (fake-anthropic.mjs's usageOf(n) for the fake's n-th answer), and
+// `usage` keeps what each said in the units team records: input not counting cached tokens,
+// output counting reasoning (thoughts).
 import { createServer } from 'node:http';
-import { Conversation } from './fake-anthropic.mjs';
+import { Conversation, sumUsage, usageOf } from './fake-anthropic.mjs';
 
 class FakeBase {
   constructor(brain) {
@@ -13,6 +16,9 @@ class FakeBase {
     this.requests = [];
     this.other = [];
     this.waiters = [];
+    // What each answer said, in order: {model, side (not the agent's own conversation: a check,
+    // a title), input, output, cacheRead, cacheWrite, wire (the usage object as sent)}.
+    this.usage = [];
     this.server = createServer((req, res) => {
       const chunks = [];
       req.on('data', (c) => chunks.push(c));
@@ -72,6 +78,19 @@ class FakeBase {
       }, ms);
       this.waiters.push(waiter);
     });
+  }
+
+  // The next answer's usage figures, recorded as `side` or not.
+  nextUsage(model, side) {
+    const u = { model, side, ...usageOf(this.usage.length + 1), cacheWrite: 0 };
+    this.usage.push(u);
+    return u;
+  }
+
+  // The usage of the answers to the agent's own conversation, summed: {input, output,
+  // cacheRead, cacheWrite, calls}.
+  mainUsage() {
+    return sumUsage(this.usage.filter((u) => !u.side));
   }
 
   unknown(req, res) {
@@ -137,9 +156,14 @@ export class FakeOpenAI extends FakeBase {
       item = { type: 'message', role: 'assistant', id: nextId('msg'), content: [{ type: 'output_text', text: step.text, annotations: [] }] };
     }
     send('response.output_item.done', { output_index: 0, item });
-    send('response.completed', {
-      response: { id, usage: { input_tokens: 100, input_tokens_details: null, output_tokens: 20, output_tokens_details: null, total_tokens: 120 } },
-    });
+    // Input counts the cached tokens, output the reasoning (none here).
+    const u = this.nextUsage(body.model ?? '', false);
+    u.wire = {
+      input_tokens: u.input + u.cacheRead, input_tokens_details: { cached_tokens: u.cacheRead },
+      output_tokens: u.output, output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: u.input + u.cacheRead + u.output,
+    };
+    send('response.completed', { response: { id, usage: u.wire } });
     res.end();
   }
 }
@@ -150,7 +174,18 @@ export class FakeOpenAI extends FakeBase {
 export class FakeGemini extends FakeBase {
   async answer(req, res, url, body) {
     const path = url.split('?')[0];
-    const usageMetadata = { promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120 };
+    const model = decodeURIComponent(path.split('/').pop().split(':')[0]);
+    // The prompt counts the cached tokens; thoughts are output beside the candidates.
+    const usageMetadata = (side) => {
+      const u = this.nextUsage(model, side);
+      const thoughts = this.usage.length;
+      u.wire = {
+        promptTokenCount: u.input + u.cacheRead, cachedContentTokenCount: u.cacheRead,
+        candidatesTokenCount: u.output - thoughts, thoughtsTokenCount: thoughts,
+        totalTokenCount: u.input + u.cacheRead + u.output,
+      };
+      return u.wire;
+    };
     if (req.method === 'POST' && path.endsWith(':countTokens')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ totalTokens: 100 }));
@@ -159,7 +194,7 @@ export class FakeGemini extends FakeBase {
       this.other.push(`POST ${path}`);
       res.writeHead(200, { 'content-type': 'application/json' });
       const text = JSON.stringify({ reasoning: 'the turn is over', next_speaker: 'user' });
-      return res.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }], usageMetadata }));
+      return res.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }], usageMetadata: usageMetadata(true) }));
     }
     if (req.method !== 'POST' || !path.endsWith(':streamGenerateContent')) return this.unknown(req, res);
     const tools = [];
@@ -193,7 +228,10 @@ export class FakeGemini extends FakeBase {
     const parts = [];
     if (step.text) parts.push({ text: step.text });
     if (step.tool) parts.push({ functionCall: { name: step.tool, args: step.input ?? {} } });
-    const chunk = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-flash' };
+    const chunk = {
+      candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: usageMetadata(false), modelVersion: 'gemini-2.5-flash',
+    };
     res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
     res.end();
   }
