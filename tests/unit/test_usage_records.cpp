@@ -365,3 +365,18 @@ TEST_CASE("a transcript of ten thousand entries is read from the start at once",
     CHECK(ms < 1000);  // ~40 ms for 12 MB at -O2; the bound leaves room for sanitizers
     CHECK(read_usage_records("claude", file, read.cursor).entries.empty());
 }
+
+TEST_CASE("every cut of an entry short of its end is read as nothing", "[usage_records]") {
+    team::test::TempDir dir;
+    std::string line = claude_entry("msg_1", "text", 1000, 50, 3, 4, "2026-11-29T02:45:49.391Z");
+    line.pop_back();
+    for (std::size_t n = 0; n < line.size(); ++n) {
+        fs::path file = dir.path() / ("cut" + std::to_string(n) + ".jsonl");
+        append(file, line.substr(0, n) + "\n");
+        INFO(line.substr(0, n));
+        CHECK(read_usage_records("claude", file, nullptr).entries.empty());
+    }
+    fs::path whole = dir.path() / "whole.jsonl";
+    append(whole, line + "\n");
+    CHECK(read_usage_records("claude", whole, nullptr).entries.size() == 1);
+}
