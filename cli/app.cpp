@@ -158,6 +158,7 @@ const Command kCommands[] = {
     {"logs", add_logs_command},
     {"prompt", add_prompt_command},
     {"wait", add_wait_command},
+    {"usage", add_usage_command},
     {"send", add_send_command},
     {"inbox", add_inbox_command},
     {"task", add_task_command},
@@ -184,6 +185,7 @@ const Command kCommands[] = {
     {"__screen", add_supervise_command},
     {"__notify", add_supervise_command},
     {"__claude-state", add_supervise_command},
+    {"__usage", add_supervise_command},
     {"__link", add_supervise_command},
     {"__keeper", add_supervise_command},
     {"__channel", add_supervise_command},
@@ -204,6 +206,7 @@ void add_commands(CLI::App& app, const char* only) {
                        std::strcmp(c.name, "__screen") != 0 &&
                        std::strcmp(c.name, "__notify") != 0 &&
                        std::strcmp(c.name, "__claude-state") != 0 &&
+                       std::strcmp(c.name, "__usage") != 0 &&
                        std::strcmp(c.name, "__keeper") != 0 &&
                        std::strcmp(c.name, "__channel") != 0 &&
                        std::strcmp(c.name, "__complete") != 0) {

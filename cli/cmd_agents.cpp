@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/op_command.hpp"
+#include "cli/usage_cells.hpp"
 #include "ops/table.hpp"
 
 namespace team::cli {
@@ -135,7 +136,8 @@ void add_agents_command(CLI::App& app) {
         }
         auto now = ctx.clock().now();
         const auto& open = r.view["openTasks"];
-        Table table({"NAME", "STATUS", "ACTIVITY", "PANE", "PID", "COLOR", "TASKS", "AGE", "EXIT"});
+        Table table({"NAME", "STATUS", "ACTIVITY", "TOKENS", "COST", "MEMORY", "PANE", "PID", "COLOR",
+                     "TASKS", "AGE", "EXIT"});
         for (const auto& a : r.doc) {
             std::string name = a["name"], status = a["status"];
             bool live = parse_state<AgentStatus>(status) != AgentStatus::terminated;
@@ -152,8 +154,13 @@ void add_agents_command(CLI::App& app) {
                 pane = "on " + a["host"].get<std::string>() +
                        (state == "up" || state.empty() ? "" : " (" + state + ")");
             }
+            // What it spends (SPEC 18); the leader has no row.
+            const nlohmann::json usage = a.contains("usage") ? a["usage"] : nlohmann::json();
+            std::string tokens = usage.is_object() ? tokens_cell(usage["tokens"]["total"]) : "-";
+            std::string cost = usage.is_object() ? cost_cell(usage) : "-";
+            if (usage.is_object() && usage["stoppedBy"].is_string()) cost = out.red(cost);
             table.add({name, live ? out.green(status) : out.dim(status), activity_cell(out, a, now),
-                       pane, a["pid"].is_number() ? a["pid"].dump() : "-",
+                       tokens, cost, memory_cell(usage), pane, a["pid"].is_number() ? a["pid"].dump() : "-",
                        a["color"].is_string() ? a["color"].get<std::string>() : "-",
                        live && open.contains(name) ? open[name].dump() : "-",
                        relative_time(parse_iso8601(a["createdAt"]), now), exit});

@@ -27,6 +27,7 @@ void add_attach_command(CLI::App& app);
 void add_logs_command(CLI::App& app);
 void add_prompt_command(CLI::App& app);
 void add_wait_command(CLI::App& app);
+void add_usage_command(CLI::App& app);
 void add_config_command(CLI::App& app);
 void add_send_command(CLI::App& app);
 void add_inbox_command(CLI::App& app);

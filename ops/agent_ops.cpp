@@ -2,6 +2,7 @@
 #include "base/duration.hpp"
 #include "base/programs.hpp"
 #include "hosts/keeper.hpp"
+#include "base/amounts.hpp"
 #include "ops/agent_rows.hpp"
 #include "ops/names_in_home.hpp"
 #include "ops/operation.hpp"
@@ -37,6 +38,15 @@ Result spawn_agent(Request& r) {
     } else if (r.args.has("permissions")) {
         throw usage_error(r.args.label("permissions") + " goes with " + r.args.label("acp"));
     }
+    if (auto n = r.args.integer("max_tokens")) request.limits.max_tokens = *n;
+    if (auto usd = r.args.optional_string("max_cost")) {
+        request.limits.max_cost = parse_usd(*usd, r.args.label("max_cost"));
+    }
+    if (auto size = r.args.optional_string("max_memory")) {
+        request.limits.max_memory = parse_size(*size, r.args.label("max_memory"));
+    }
+    if (auto d = r.args.duration("max_runtime")) request.limits.max_runtime_ms = d->count();
+    if (auto d = r.args.duration("limit_grace")) request.limits.limit_grace_ms = d->count();
     bool worktree = r.args.flag("worktree");
     for (const char* only : {"branch", "base", "reuse_branch"}) {
         if (!worktree && r.args.has(only) && r.args.values()[only] != false) {
@@ -261,6 +271,28 @@ const Operation spawn_agent_op{
             {.name = "reuse_branch",
              .type = Type::boolean,
              .help = "with --worktree: check out the branch if it exists already"},
+            {.name = "max_tokens",
+             .type = Type::integer,
+             .help = "stop it once its model calls have used this many tokens (input, output and "
+                     "the cache's reads and writes)",
+             .placeholder = "N",
+             .min = 1},
+            {.name = "max_cost",
+             .help = "stop it once it has spent this many US dollars (its own figure, else its "
+                     "tokens at the price table's prices)",
+             .placeholder = "USD"},
+            {.name = "max_memory",
+             .help = "stop it once its whole process tree uses this much memory (PSS): 512M, 2G",
+             .placeholder = "SIZE"},
+            {.name = "max_runtime",
+             .type = Type::duration,
+             .help = "stop it once it has run this long",
+             .placeholder = "DUR"},
+            {.name = "limit_grace",
+             .type = Type::duration,
+             .help = "how long a stop for a limit waits for its graceful answer before the force",
+             .placeholder = "DUR",
+             .default_text = "30s"},
             {.name = "host",
              .help = "run it on this host of the store (team host add), in that host's own tmux "
                      "server under its own supervisor; --cwd is a directory there",

@@ -1,14 +1,17 @@
 #include "ops/agent_rows.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "state/agent_activity_rows.hpp"
 #include "state/host_rows.hpp"
+#include "state/usage_rows.hpp"
 #include "team/acp_agents.hpp"
 #include "team/agent_activity.hpp"
 #include "team/agents.hpp"
+#include "team/usage.hpp"
 #include "team/worktrees.hpp"
 
 namespace team::ops {
@@ -22,6 +25,10 @@ nlohmann::json agent_rows(Core& core, const TeamRecord& team,
     auto acp = AcpAgents(core.store(), core.clock()).states(team);
     // What each is doing (SPEC 17); one query.
     auto activity = team_agent_activity(core.store(), team.id);
+    // What each spends (SPEC 18); two queries, and the prices in force.
+    auto usage = team_agent_usage(core.store(), team.id);
+    std::optional<PriceTable> prices;
+    EpochMs now = core.clock().now();
     // Each agent's host (SPEC 16): a host of the store by name, and its state; null for one of
     // no host (this machine, or a home that is not a host).
     std::map<std::string, std::pair<std::string, std::string>> hosts;
@@ -41,6 +48,11 @@ nlohmann::json agent_rows(Core& core, const TeamRecord& team,
         if (auto s = acp.find(a.id); s != acp.end()) doc.back()["acp"] = s->second;
         auto row = activity.find(a.id);
         doc.back()["activity"] = activity_json(a, row == activity.end() ? nullptr : &row->second);
+        if (!a.is_leader) {
+            if (!prices) prices = prices_in_force(core.store());
+            auto u = usage.find(a.id);
+            doc.back()["usage"] = usage_json(a, u == usage.end() ? nullptr : &u->second, *prices, now);
+        }
     }
     return doc;
 }

@@ -18,6 +18,7 @@
 #include "team/hook_reports.hpp"
 #include "team/notify.hpp"
 #include "team/screen_watch.hpp"
+#include "team/usage.hpp"
 #include "team/worktree_watch.hpp"
 
 namespace team::ops {
@@ -51,7 +52,8 @@ int report_hook(Core& core, const std::string& agent, const std::string& kind,
         auto doc = nlohmann::json::parse(text, nullptr, false);
         if (doc.is_discarded()) doc = nlohmann::json::object();
         auto report = hook_report(kind, event, doc);
-        if (!report) return 0;
+        bool usage = hook_has_usage(event, doc);
+        if (!report && !usage) return 0;
         auto at = agent.rfind('@');
         if (at == std::string::npos) return 0;
         // A hook of an agent whose home is gone (removed, mistyped) makes none.
@@ -61,11 +63,24 @@ int report_hook(Core& core, const std::string& agent, const std::string& kind,
         if (!team) return 0;
         auto member = find_member(store, *team, agent.substr(0, at));
         if (!member || !member->live()) return 0;
-        AgentActivity(store, core.clock()).report(member->id, *report);
+        // One write: what it does, and what it spends (the record it names, its own cost, a
+        // turn begun).
+        AgentActivity activity(store, core.clock());
+        store.write([&] {
+            if (report) activity.report_in_write(member->id, *report);
+            if (usage || (report && report->prompt_taken)) {
+                note_hook_usage(store, member->id, kind, event, doc,
+                                report && report->prompt_taken);
+            }
+        });
     } catch (const std::exception& e) {
         std::cerr << "team __report: " << e.what() << "\n";
     }
     return 0;
+}
+
+int watch_usage(Core& core, std::int64_t agent_id) {
+    return team::watch_usage(core.store(), agent_id);
 }
 
 int watch_screen(Core& core, std::int64_t agent_id) {

@@ -35,6 +35,8 @@ int report_hook(Core& core, const std::string& agent, const std::string& kind,
 
 // Watches an agent's screen through its log (team/screen_watch.hpp), started by its pane
 // supervisor.
+// team __usage --home DIR ID: an agent's spending watched and its limits held (team/usage.hpp).
+int watch_usage(Core& core, std::int64_t agent_id);
 int watch_screen(Core& core, std::int64_t agent_id);
 
 // Watches Claude Code's state file for an agent (team/claude_state_watch.hpp), started by its

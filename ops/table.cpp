@@ -17,7 +17,7 @@ namespace {
 const std::array kTable{
     &create_team_op,     &list_teams_op,       &team_status_op,     &delete_team_op,
     &spawn_agent_op,     &list_agents_op,      &attach_op,          &agent_logs_op,
-    &prompt_agent_op,    &wait_agents_op,      &send_message_op,     &read_inbox_op,      &ack_messages_op,
+    &prompt_agent_op,    &wait_agents_op,      &usage_op,           &send_message_op,     &read_inbox_op,      &ack_messages_op,
     &add_task_op,        &list_tasks_op,       &show_task_op,       &claim_task_op,
     &update_task_op,     &complete_task_op,    &kill_agent_op,      &approve_shutdown_op,
     &reject_shutdown_op, &confirm_shutdown_op, &shutdown_status_op, &teardown_op,

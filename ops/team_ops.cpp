@@ -26,6 +26,8 @@ Result create(Request& r) {
     if (request.cwd.empty()) request.cwd = std::filesystem::current_path().string();
     request.repo = r.args.optional_string("repo");
     request.base = r.args.optional_string("base");
+    if (auto n = r.args.integer("max_agents")) request.settings.push_back({"max-agents", std::to_string(*n)});
+    if (auto usd = r.args.optional_string("max_cost")) request.settings.push_back({"max-cost", *usd});
     TeamRecord t = r.core.teams().create(request);
     nlohmann::json doc = {
         {"name", t.name}, {"leader", t.leader_id()},      {"createdAt", iso8601(t.created_at)},
@@ -103,7 +105,17 @@ const Operation create_team_op{
                {.name = "base",
                 .help = "where agents' branches start: a branch, tag or commit (default: the "
                         "checkout's HEAD), recorded as a commit",
-                .placeholder = "REF"}},
+                .placeholder = "REF"},
+               {.name = "max_agents",
+                .type = Type::integer,
+                .help = "the most live agents it may have: a spawn beyond them is refused "
+                        "(later: team config set max-agents N)",
+                .placeholder = "N",
+                .min = 1},
+               {.name = "max_cost",
+                .help = "the most its agents may spend, in US dollars: at 100 % they are stopped "
+                        "and spawns refused (later: team config set max-cost USD)",
+                .placeholder = "USD"}},
     .access = Access::write,
     .scope = Scope::none,
     .body = create,

@@ -294,7 +294,7 @@ struct PgMigration {
     int version;
     const char* sql;
 };
-constexpr std::array<PgMigration, 4> kPgMigrations{{
+constexpr std::array<PgMigration, 5> kPgMigrations{{
     // 11: the home each agent and shell lives in (state/schema.cpp's migration 11).
     {11, R"sql(
 ALTER TABLE agents ADD COLUMN home_id TEXT;
@@ -344,6 +344,56 @@ CREATE TABLE config (
     set_by  TEXT NOT NULL
 );
 CREATE UNIQUE INDEX config_key ON config(COALESCE(team_id, 0), key);
+)sql"},
+    // 15: what each agent spends (state/schema.cpp's migration 15).
+    {15, R"sql(
+CREATE TABLE agent_usage (
+    agent_id       BIGINT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    records        TEXT,
+    records_kind   TEXT,
+    cursor         TEXT,
+    agent_cost     DOUBLE PRECISION,
+    turns          BIGINT NOT NULL DEFAULT 0,
+    cpu_ms         BIGINT NOT NULL DEFAULT 0,
+    rss            BIGINT,
+    pss            BIGINT,
+    peak_rss       BIGINT,
+    peak_pss       BIGINT,
+    sampled_at     BIGINT,
+    max_tokens     BIGINT,
+    max_cost       DOUBLE PRECISION,
+    max_memory     BIGINT,
+    max_runtime_ms BIGINT,
+    limit_grace_ms BIGINT NOT NULL DEFAULT 30000,
+    warned         TEXT,
+    stopped        TEXT
+);
+CREATE TABLE usage_calls (
+    agent_id    BIGINT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    key         TEXT NOT NULL,
+    at          BIGINT NOT NULL,
+    model       TEXT NOT NULL,
+    input       BIGINT NOT NULL,
+    output      BIGINT NOT NULL,
+    cache_read  BIGINT NOT NULL,
+    cache_write BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, key)
+);
+CREATE TABLE usage_models (
+    agent_id    BIGINT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    model       TEXT NOT NULL,
+    calls       BIGINT NOT NULL,
+    input       BIGINT NOT NULL,
+    output      BIGINT NOT NULL,
+    cache_read  BIGINT NOT NULL,
+    cache_write BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, model)
+);
+CREATE TABLE team_budget (
+    team_id BIGINT PRIMARY KEY REFERENCES teams(id) ON DELETE CASCADE,
+    warned  BIGINT NOT NULL DEFAULT 0,
+    stopped BIGINT NOT NULL DEFAULT 0
+);
 )sql"},
 }};
 

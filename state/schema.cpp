@@ -403,6 +403,61 @@ CREATE TABLE config (
 );
 CREATE UNIQUE INDEX config_key ON config(COALESCE(team_id, 0), key);
 )sql",
+    // 15: what each agent spends (SPEC 18), kept after it ends: the agent's own record of its
+    // model calls (found through its hooks) and where the next read of it starts; each call
+    // read, once (its key), for the windows of `team usage --since`; the tokens summed per
+    // model; the agent's own cost figure; its turns; CPU and memory as its supervisor samples
+    // them; its limits (set at its spawn) and which of them warned and stopped it
+    // (team/usage.hpp).
+    R"sql(
+CREATE TABLE agent_usage (
+    agent_id       INTEGER PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    records        TEXT,             -- a path: the agent's own record of its calls
+    records_kind   TEXT,             -- claude, codex, gemini: how it is read
+    cursor         TEXT,             -- JSON: where the next read of it starts
+    agent_cost     REAL,             -- USD, the agent's own figure (Claude Code's status line)
+    turns          INTEGER NOT NULL DEFAULT 0,
+    cpu_ms         INTEGER NOT NULL DEFAULT 0,
+    rss            INTEGER,          -- bytes, of the whole tree, at the last sample
+    pss            INTEGER,
+    peak_rss       INTEGER,
+    peak_pss       INTEGER,
+    sampled_at     INTEGER,
+    max_tokens     INTEGER,
+    max_cost       REAL,
+    max_memory     INTEGER,
+    max_runtime_ms INTEGER,
+    limit_grace_ms INTEGER NOT NULL DEFAULT 30000,
+    warned         TEXT,             -- JSON array: the limits warned of at 80 %
+    stopped        TEXT              -- the limit that stopped it
+);
+CREATE TABLE usage_calls (
+    agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    key         TEXT NOT NULL,
+    at          INTEGER NOT NULL,
+    model       TEXT NOT NULL,
+    input       INTEGER NOT NULL,
+    output      INTEGER NOT NULL,
+    cache_read  INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    PRIMARY KEY (agent_id, key)
+);
+CREATE TABLE usage_models (
+    agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    model       TEXT NOT NULL,
+    calls       INTEGER NOT NULL,
+    input       INTEGER NOT NULL,
+    output      INTEGER NOT NULL,
+    cache_read  INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    PRIMARY KEY (agent_id, model)
+);
+CREATE TABLE team_budget (
+    team_id INTEGER PRIMARY KEY REFERENCES teams(id) ON DELETE CASCADE,
+    warned  INTEGER NOT NULL DEFAULT 0,  -- its max-cost warned of at 80 %
+    stopped INTEGER NOT NULL DEFAULT 0   -- its agents stopped at 100 %
+);
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

@@ -22,6 +22,7 @@
 #include "state/store.hpp"
 #include "team/teams.hpp"
 #include "team/worktrees.hpp"
+#include "state/usage_rows.hpp"
 #include "tmux/server.hpp"
 
 namespace team {
@@ -42,6 +43,8 @@ struct SpawnRequest {
     // Hosted over the Agent Client Protocol (SPEC 15), with this permission policy: the pane
     // runs `team __acp ID` (team/acp_host.hpp), which runs the command as an ACP agent.
     std::optional<std::string> acp_policy;
+    // What it may spend (SPEC 18, team/usage.hpp): held to by team.
+    UsageLimits limits;
 };
 
 // The pool of agent colours, in the order they are handed out.

@@ -1,11 +1,16 @@
 #include "team/config.hpp"
 
+#include <cstdio>
+
+#include "base/amounts.hpp"
 #include "base/duration.hpp"
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "base/text.hpp"
 #include "state/activity.hpp"
 #include "state/config_rows.hpp"
+#include "state/usage_rows.hpp"
+#include "team/prices.hpp"
 
 namespace team {
 
@@ -32,6 +37,31 @@ std::string check_duration(std::string_view key, std::string_view value) {
     return format_duration(parse_duration(value, key));
 }
 
+std::string check_sample_every(std::string_view key, std::string_view value) {
+    auto d = parse_duration(value, key);
+    if (d < std::chrono::milliseconds(100)) {
+        throw usage_error(std::string(key) + " " + quote(value) + ": at least 100ms");
+    }
+    return format_duration(d);
+}
+
+std::string check_count(std::string_view key, std::string_view value) {
+    std::string v(value);
+    if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoll(v) < 1) {
+        throw usage_error(std::string(key) + " " + quote(value) +
+                          ": a whole number from 1 to 999999");
+    }
+    return std::to_string(std::stoll(v));
+}
+
+std::string check_usd(std::string_view key, std::string_view value) {
+    double usd = parse_usd(value, key);
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.10g", usd);
+    return buf;
+}
+
 const std::vector<ConfigKey> kConfigKeys{
     {.name = "notify",
      .home = true,
@@ -52,6 +82,33 @@ const std::vector<ConfigKey> kConfigKeys{
      .default_value = "5s",
      .help = "how long a pane agent's screen stays still before it counts as idle",
      .check = check_duration},
+    {.name = "sample-every",
+     .home = true,
+     .team = true,
+     .default_value = "2s",
+     .help = "how often each agent's supervisor samples its tree's CPU and memory, reads its "
+             "usage record and checks its limits",
+     .check = check_sample_every},
+    {.name = "prices",
+     .home = true,
+     .team = false,
+     .default_value = "",
+     .help = "a price table file (JSON, US dollars per million tokens per model) whose models "
+             "add to or replace the prices team ships; kept as read",
+     .check = check_prices_file},
+    {.name = "max-agents",
+     .home = false,
+     .team = true,
+     .default_value = "",
+     .help = "the most live agents the team may have: a spawn beyond it is refused",
+     .check = check_count},
+    {.name = "max-cost",
+     .home = false,
+     .team = true,
+     .default_value = "",
+     .help = "the most the team's agents may spend, in US dollars: at 80 % the leader is "
+             "warned, at 100 % its agents are stopped and spawns refused",
+     .check = check_usd},
 };
 
 std::vector<std::string> key_names() {
@@ -144,6 +201,8 @@ ConfigEntry Config::set(const std::optional<TeamRecord>& team, const std::string
     return store_.write([&] {
         ConfigRow row{team_id_of(team), std::string(key.name), kept, clock_.now(), by};
         save_config(store_, row);
+        // A new max-cost is warned of and enforced afresh.
+        if (team && key.name == "max-cost") save_team_budget(store_, team->id, {});
         append_activity(store_.db(), team_id_of(team), row.set_at, by, "config_set",
                         {{"key", row.key}, {"value", kept}, {"scope", team ? "team" : "home"}});
         return entry_of(key, load_config(store_, team_id_of(team)));

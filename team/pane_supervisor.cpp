@@ -21,6 +21,7 @@
 #include "team/agents.hpp"
 #include "team/claude_state_watch.hpp"
 #include "team/screen_watch.hpp"
+#include "team/usage.hpp"
 #include "team/worktrees.hpp"
 
 namespace team {
@@ -121,6 +122,9 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         }
     }
 
+    // What it spends, and its limits held (team/usage.hpp): a child of this process too.
+    start_usage_watch(store.home(), agent_id);
+
     // An agent with a worktree: its watcher keeps the worktree's git state in the store for the
     // looks (team/worktree_watch.hpp), a child of this process that ends with it (the
     // Supervisor ends what is left below it once the command ends).
@@ -188,6 +192,11 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
             server.kill_pane(pane_id);
         } catch (const std::exception&) {
         }
+    }
+    // The last of its usage record, written as it ended (its final turn's calls).
+    try {
+        read_agent_records(store, agent_id);
+    } catch (const std::exception&) {
     }
     // Nothing of the agent runs now: its worktree's snapshot, if it has one (SPEC 14). Should
     // this fail (a kill-agent still sweeping the tree ends git too), it stays owed and the next

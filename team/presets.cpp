@@ -89,13 +89,18 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
         // Claude Code's own system prompt.
         nlohmann::json config = {{"mcpServers", {{"team", server}}}};
         // --settings takes JSON text too, merged over the user's: the hooks that report what
-        // the agent does (SPEC 17).
+        // the agent does (SPEC 17), and its status line's command, which alone gets Claude
+        // Code's own cost figure (SPEC 18: `cost.total_cost_usd` on its stdin, after each
+        // response); it prints nothing, so the status line is blank. (A second --settings
+        // would replace this one, hooks and all.)
         nlohmann::json settings = {
             {"hooks",
              hooks_of(binary, t,
                       {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
                        "PermissionRequest", "Notification", "Stop"},
-                      {"PreToolUse", "PostToolUse", "PermissionRequest"}, 10)}};  // seconds
+                      {"PreToolUse", "PostToolUse", "PermissionRequest"}, 10)},  // seconds
+            {"statusLine",
+             {{"type", "command"}, {"command", report_command(binary, t, "StatusLine")}}}};
         flags = {"--mcp-config",           config.dump(), "--allowedTools", "mcp__team",
                  "--append-system-prompt", instructions,  "--settings",     settings.dump()};
     } else if (t.preset == "codex") {

@@ -25,6 +25,7 @@
 #include "state/worktree_rows.hpp"
 #include "team/acp_agents.hpp"
 #include "team/agent_activity.hpp"
+#include "team/usage.hpp"
 #include "team/agents.hpp"
 #include "team/presets.hpp"
 
@@ -108,6 +109,8 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
             throw refused("agent " + quote(request.name) + " already exists in team " +
                           quote(team.name));
         }
+        // The team's limits (SPEC 18): at its max-agents, or over its max-cost, nothing is made.
+        check_spawn_budget(store, team);
         auto used = live_member_colors(store, team.id);
         agent.color = request.color ? *request.color : free_color(used);
         agent.id = insert_spawning_agent(
@@ -122,6 +125,7 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
                              : request.preset   ? "hooks"
                                                 : "screen",
                              agent.created_at);
+        create_agent_usage(store, agent.id, request.limits);
         if (request.acp_policy) {
             AcpSessionRow session;
             session.agent_id = agent.id;
@@ -224,6 +228,17 @@ void record_spawned(Store& store, const Clock& clock, const TeamRecord& team, co
 
 AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const SpawnRequest& asked) {
     require_leader(caller, "spawn agents");
+    // A team at its max-agents or over its max-cost (SPEC 18): refused before anything is
+    // made, the refusal logged with its figures (and checked again in the record's write).
+    try {
+        check_spawn_budget(store_, team);
+    } catch (const Error& e) {
+        store_.write([&] {
+            append_activity(store_.db(), team.id, clock_.now(), caller.id(), "spawn_refused",
+                            {{"agent", asked.name}, {"error", e.what()}});
+        });
+        throw;
+    }
     SpawnRequest request = asked;
     std::optional<PresetWiring> wiring;
     if (request.acp_policy) {

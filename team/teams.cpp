@@ -4,6 +4,8 @@
 
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "state/config_rows.hpp"
+#include "team/config.hpp"
 #include "state/activity.hpp"
 #include "state/members.hpp"
 #include "state/task_rows.hpp"
@@ -33,6 +35,13 @@ TeamRecord Teams::create(const CreateRequest& request) {
     std::string cwd = std::filesystem::canonical(request.cwd).string();
     auto repo = Worktrees(store_, clock_).repo_for_team(cwd, request.repo, request.base);
     EpochMs now = clock_.now();
+    std::vector<ConfigRow> settings;
+    for (const auto& [name, value] : request.settings) {
+        const auto& key = config_key(name);
+        if (!key.team) throw usage_error("config key " + quote(name) + " is not a team's");
+        settings.push_back({std::nullopt, std::string(key.name), key.check(key.name, value), now,
+                            request.leader + "@" + request.name});
+    }
 
     TeamRecord t;
     t.name = request.name;
@@ -54,6 +63,11 @@ TeamRecord Teams::create(const CreateRequest& request) {
             insert_team_repo(store_, team_id, *repo);
             details["repo"] = repo->repo;
             details["base"] = repo->base;
+        }
+        for (auto& row : settings) {
+            row.team_id = team_id;
+            save_config(store_, row);
+            details[row.key] = row.value;
         }
         append_activity(store_.db(), team_id, now, request.leader + "@" + request.name,
                         "team_created", details);

@@ -35,6 +35,8 @@ class Teams {
         // The team's repository (SPEC 14): default the one that holds cwd, if any; its base
         // (default: that checkout's HEAD), recorded as a commit.
         std::optional<std::string> repo, base;
+        // Settings of the team's own from the start (team/config.hpp): {key, value}.
+        std::vector<std::pair<std::string, std::string>> settings;
     };
     // Makes a team with its leader as first member, and logs team_created. Refused when a live
     // team of that name exists.

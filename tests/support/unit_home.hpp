@@ -45,7 +45,7 @@ struct TeamStore {
     Caller lead = teams.resolve_caller(team, std::nullopt);
 
     TeamRecord make_team(const std::string& name) {
-        return teams.create({name, "", tmp.path().string(), "lead", {}, {}});
+        return teams.create({name, "", tmp.path().string(), "lead", {}, {}, {}});
     }
 
     // A member inserted as the spawn would leave it once started (no supervisor: nothing of it

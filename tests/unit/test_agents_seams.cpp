@@ -33,7 +33,7 @@ struct World {
     FakeProcesses processes;
     FakeTmuxServer tmux{processes};
     Teams teams{store, clock};
-    TeamRecord team = teams.create({"web", "", tmp.path().string(), "lead", {}, {}});
+    TeamRecord team = teams.create({"web", "", tmp.path().string(), "lead", {}, {}, {}});
     Caller lead = teams.resolve_caller(team, std::nullopt);
     std::map<pid_t, std::int64_t> agent_of;  // an agent's process -> its record
     std::map<std::int64_t, pid_t> supervisor_of;
