@@ -350,6 +350,7 @@ std::vector<Figure> figures(const std::string& team, const std::string& store) {
     for (auto& f : git_figures(team)) list.push_back(std::move(f));
     for (auto& f : acp_figures(team)) list.push_back(std::move(f));
     for (auto& f : attention_figures(team)) list.push_back(std::move(f));
+    for (auto& f : usage_figures(team)) list.push_back(std::move(f));
     for (auto& f : store_figures(team, store)) list.push_back(std::move(f));
     return list;
 }

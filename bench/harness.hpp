@@ -94,5 +94,7 @@ std::vector<Figure> acp_figures(const std::string& team);
 // The figures of agents' activity: a hook's cost, its report shown and waking a wait
 // (attention.cpp).
 std::vector<Figure> attention_figures(const std::string& team);
+// usage.cpp: what agents spend (SPEC 18).
+std::vector<Figure> usage_figures(const std::string& team);
 
 }  // namespace bench

@@ -136,8 +136,8 @@ void add_agents_command(CLI::App& app) {
         }
         auto now = ctx.clock().now();
         const auto& open = r.view["openTasks"];
-        Table table({"NAME", "STATUS", "ACTIVITY", "TOKENS", "COST", "MEMORY", "PANE", "PID", "COLOR",
-                     "TASKS", "AGE", "EXIT"});
+        Table table({"NAME", "STATUS", "ACTIVITY", "TOKENS", "COST", "MEMORY", "PANE", "PID",
+                     "COLOR", "TASKS", "AGE", "EXIT"});
         for (const auto& a : r.doc) {
             std::string name = a["name"], status = a["status"];
             bool live = parse_state<AgentStatus>(status) != AgentStatus::terminated;
@@ -160,7 +160,8 @@ void add_agents_command(CLI::App& app) {
             std::string cost = usage.is_object() ? cost_cell(usage) : "-";
             if (usage.is_object() && usage["stoppedBy"].is_string()) cost = out.red(cost);
             table.add({name, live ? out.green(status) : out.dim(status), activity_cell(out, a, now),
-                       tokens, cost, memory_cell(usage), pane, a["pid"].is_number() ? a["pid"].dump() : "-",
+                       tokens, cost, memory_cell(usage), pane,
+                       a["pid"].is_number() ? a["pid"].dump() : "-",
                        a["color"].is_string() ? a["color"].get<std::string>() : "-",
                        live && open.contains(name) ? open[name].dump() : "-",
                        relative_time(parse_iso8601(a["createdAt"]), now), exit});

@@ -74,9 +74,8 @@ void add_supervise_command(CLI::App& app) {
     // team __usage --home DIR ID: an agent's spending sampled and its limits held
     // (team/usage.hpp), started by its pane supervisor.
     auto usage_id = std::make_shared<std::int64_t>(0);
-    auto* usage = add_command(app, "__usage", "", [usage_id](Context& ctx) {
-        return ops::watch_usage(ctx, *usage_id);
-    });
+    auto* usage = add_command(
+        app, "__usage", "", [usage_id](Context& ctx) { return ops::watch_usage(ctx, *usage_id); });
     usage->group("");
     usage->add_option("ID", *usage_id)->required();
 

@@ -29,11 +29,8 @@ void add_usage_command(CLI::App& app) {
                        a["model"].is_string() ? cell(a["model"].get<std::string>(), 28) : "-",
                        tokens_cell(t["input"]), tokens_cell(t["output"]),
                        tokens_cell(t["cacheRead"]) + "/" + tokens_cell(t["cacheWrite"]), cost,
-                       a["turns"].dump(),
-                       time_cell(a["cpuMs"].get<long long>()),
-                       memory_cell(a),
-                       time_cell(a["wallMs"].get<long long>()),
-                       limits});
+                       a["turns"].dump(), time_cell(a["cpuMs"].get<long long>()), memory_cell(a),
+                       time_cell(a["wallMs"].get<long long>()), limits});
         }
         if (table.empty()) {
             out.line("no agents");
@@ -52,7 +49,8 @@ void add_usage_command(CLI::App& app) {
             line += " of its max-cost " + format_usd(limits["maxCost"].get<double>());
         }
         line += "; " + limits["liveAgents"].dump() + " live agent(s)";
-        if (limits["maxAgents"].is_number()) line += " of its max-agents " + limits["maxAgents"].dump();
+        if (limits["maxAgents"].is_number())
+            line += " of its max-agents " + limits["maxAgents"].dump();
         if (d["since"].is_string()) line += "; since " + d["since"].get<std::string>();
         out.line(line);
         out.line(out.dim("prices taken " + d["prices"]["taken"].get<std::string>() +

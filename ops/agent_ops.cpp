@@ -1,8 +1,8 @@
 // The operations of agents (SPEC 4): spawn, list, attach, prompt (logs: ops/log_ops.cpp).
+#include "base/amounts.hpp"
 #include "base/duration.hpp"
 #include "base/programs.hpp"
 #include "hosts/keeper.hpp"
-#include "base/amounts.hpp"
 #include "ops/agent_rows.hpp"
 #include "ops/names_in_home.hpp"
 #include "ops/operation.hpp"

@@ -51,7 +51,8 @@ nlohmann::json agent_rows(Core& core, const TeamRecord& team,
         if (!a.is_leader) {
             if (!prices) prices = prices_in_force(core.store());
             auto u = usage.find(a.id);
-            doc.back()["usage"] = usage_json(a, u == usage.end() ? nullptr : &u->second, *prices, now);
+            doc.back()["usage"] =
+                usage_json(a, u == usage.end() ? nullptr : &u->second, *prices, now);
         }
     }
     return doc;

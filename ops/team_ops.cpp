@@ -26,8 +26,10 @@ Result create(Request& r) {
     if (request.cwd.empty()) request.cwd = std::filesystem::current_path().string();
     request.repo = r.args.optional_string("repo");
     request.base = r.args.optional_string("base");
-    if (auto n = r.args.integer("max_agents")) request.settings.push_back({"max-agents", std::to_string(*n)});
-    if (auto usd = r.args.optional_string("max_cost")) request.settings.push_back({"max-cost", *usd});
+    if (auto n = r.args.integer("max_agents"))
+        request.settings.push_back({"max-agents", std::to_string(*n)});
+    if (auto usd = r.args.optional_string("max_cost"))
+        request.settings.push_back({"max-cost", *usd});
     TeamRecord t = r.core.teams().create(request);
     nlohmann::json doc = {
         {"name", t.name}, {"leader", t.leader_id()},      {"createdAt", iso8601(t.created_at)},

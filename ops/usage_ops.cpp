@@ -22,8 +22,9 @@ const Operation usage_op{
     .command = "usage",
     .tool = "usage",
     .routes = {{"GET", "/api/teams/{team}/usage"}},
-    .summary = "what the agents spend: tokens, cost, turns, CPU, memory, wall time, and their "
-               "limits; the team's sum",
+    .summary =
+        "what the agents spend: tokens, cost, turns, CPU, memory, wall time, and their "
+        "limits; the team's sum",
     .params =
         {
             {.name = "names",
@@ -37,7 +38,9 @@ const Operation usage_op{
              .help = "only the model calls of this last while (tokens, and their cost at the "
                      "price table's prices)",
              .placeholder = "DUR"},
-            {.name = "all", .type = Type::boolean, .help = "also agents that ended having spent nothing"},
+            {.name = "all",
+             .type = Type::boolean,
+             .help = "also agents that ended having spent nothing"},
         },
     .access = Access::read,
     .reconcile = true,

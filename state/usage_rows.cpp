@@ -113,8 +113,8 @@ std::map<std::int64_t, AgentUsageRow> team_agent_usage(Store& store, std::int64_
 }
 
 std::map<std::int64_t, std::map<std::string, ModelTokens>> team_usage_since(Store& store,
-                                                                             std::int64_t team_id,
-                                                                             EpochMs since) {
+                                                                            std::int64_t team_id,
+                                                                            EpochMs since) {
     std::map<std::int64_t, std::map<std::string, ModelTokens>> out;
     Statement s(store.db(),
                 "SELECT c.agent_id, c.model, COUNT(*), SUM(c.input), SUM(c.output), "

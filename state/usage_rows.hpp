@@ -74,8 +74,8 @@ std::optional<AgentUsageRow> load_agent_usage(Store& store, std::int64_t agent_i
 std::map<std::int64_t, AgentUsageRow> team_agent_usage(Store& store, std::int64_t team_id);
 // The tokens of the calls made since `since`, per agent and model (a team's agents).
 std::map<std::int64_t, std::map<std::string, ModelTokens>> team_usage_since(Store& store,
-                                                                             std::int64_t team_id,
-                                                                             EpochMs since);
+                                                                            std::int64_t team_id,
+                                                                            EpochMs since);
 
 // In a write. The row of a new agent, with its limits.
 void create_agent_usage(Store& store, std::int64_t agent_id, const UsageLimits& limits);

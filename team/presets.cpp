@@ -94,11 +94,10 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
         // response); it prints nothing, so the status line is blank. (A second --settings
         // would replace this one, hooks and all.)
         nlohmann::json settings = {
-            {"hooks",
-             hooks_of(binary, t,
-                      {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-                       "PermissionRequest", "Notification", "Stop"},
-                      {"PreToolUse", "PostToolUse", "PermissionRequest"}, 10)},  // seconds
+            {"hooks", hooks_of(binary, t,
+                               {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+                                "PermissionRequest", "Notification", "Stop"},
+                               {"PreToolUse", "PostToolUse", "PermissionRequest"}, 10)},  // seconds
             {"statusLine",
              {{"type", "command"}, {"command", report_command(binary, t, "StatusLine")}}}};
         flags = {"--mcp-config",           config.dump(), "--allowedTools", "mcp__team",

@@ -13,12 +13,14 @@ namespace {
 
 // List prices per million tokens, from the vendors' pricing pages (docs.anthropic.com "Pricing",
 // openai.com/api/pricing, ai.google.dev "Gemini Developer API pricing", prompts up to 200k
-// tokens), as they stood on the date below. Cache writes are Anthropic's 5-minute writes;
-// OpenAI and Google charge cached input as a read and no separate write (the input price).
+// tokens), as they stood on the date below; claude-opus-4-8's as Claude Code 2.1.197 prices it
+// itself (its status line's cost, docs/usage-records.md). Cache writes are Anthropic's 5-minute
+// writes; OpenAI and Google charge cached input as a read and no separate write (the input price).
 constexpr const char* kShipped = R"json({
   "taken": "2025-10-01",
   "source": "docs.anthropic.com/en/docs/about-claude/pricing, openai.com/api/pricing, ai.google.dev/gemini-api/docs/pricing",
   "models": {
+    "claude-opus-4-8":   {"input": 5,    "output": 25,   "cacheRead": 0.5,   "cacheWrite": 6.25},
     "claude-opus-4-5":   {"input": 5,    "output": 25,   "cacheRead": 0.5,   "cacheWrite": 6.25},
     "claude-opus-4-1":   {"input": 15,   "output": 75,   "cacheRead": 1.5,   "cacheWrite": 18.75},
     "claude-opus-4":     {"input": 15,   "output": 75,   "cacheRead": 1.5,   "cacheWrite": 18.75},
@@ -57,19 +59,33 @@ double price_field(const nlohmann::json& m, const char* field, const std::string
 
 }  // namespace
 
+namespace {
+
+// A release's date after a model's name: "-20250929" (Anthropic), "-2025-04-14" (OpenAI), or
+// "-latest". Anything else names another model ("claude-opus-4-8" is not "claude-opus-4").
+bool dated_release(std::string_view suffix) {
+    auto digits = [](std::string_view s) {
+        return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    if (suffix == "-latest") return true;
+    if (suffix.size() == 9 && suffix[0] == '-' && digits(suffix.substr(1))) return true;
+    return suffix.size() == 11 && suffix[0] == '-' && digits(suffix.substr(1, 4)) &&
+           suffix[5] == '-' && digits(suffix.substr(6, 2)) && suffix[8] == '-' &&
+           digits(suffix.substr(9, 2));
+}
+
+}  // namespace
+
 const ModelPrice* PriceTable::find(std::string_view model) const {
     if (model.empty()) return nullptr;
     if (auto it = models.find(std::string(model)); it != models.end()) return &it->second;
-    const ModelPrice* best = nullptr;
-    std::size_t best_len = 0;
     for (const auto& [name, price] : models) {
         if (name.size() < model.size() && model.substr(0, name.size()) == name &&
-            model[name.size()] == '-' && name.size() > best_len) {
-            best = &price;
-            best_len = name.size();
+            dated_release(model.substr(name.size()))) {
+            return &price;
         }
     }
-    return best;
+    return nullptr;
 }
 
 const PriceTable& shipped_prices() {
@@ -82,14 +98,16 @@ PriceTable parse_prices(const nlohmann::json& doc, std::string_view where) {
     if (!doc.is_object()) throw usage_error(w + ": a price table is a JSON object");
     auto models = doc.find("models");
     if (models == doc.end() || !models->is_object()) {
-        throw usage_error(w + ": no \"models\" object (NAME: {input, output, cacheRead, "
-                              "cacheWrite}, US dollars per million tokens)");
+        throw usage_error(w +
+                          ": no \"models\" object (NAME: {input, output, cacheRead, "
+                          "cacheWrite}, US dollars per million tokens)");
     }
     PriceTable t;
     if (doc.contains("taken") && doc["taken"].is_string()) t.taken = doc["taken"];
     if (doc.contains("source") && doc["source"].is_string()) t.source = doc["source"];
     for (const auto& [name, m] : models->items()) {
-        if (name.empty() || name.size() > 200) throw usage_error(w + ": a model name is empty or too long");
+        if (name.empty() || name.size() > 200)
+            throw usage_error(w + ": a model name is empty or too long");
         std::string at = w + ", model \"" + name + "\"";
         if (!m.is_object()) throw usage_error(at + ": its prices are an object");
         ModelPrice p;
@@ -142,10 +160,11 @@ std::optional<double> cost_of(const PriceTable& prices,
             if (unknown) unknown->push_back(name.empty() ? "(not named)" : name);
             continue;
         }
-        usd += (static_cast<double>(t.input) * p->input + static_cast<double>(t.output) * p->output +
-                static_cast<double>(t.cache_read) * p->cache_read +
-                static_cast<double>(t.cache_write) * p->cache_write) /
-               1e6;
+        usd +=
+            (static_cast<double>(t.input) * p->input + static_cast<double>(t.output) * p->output +
+             static_cast<double>(t.cache_read) * p->cache_read +
+             static_cast<double>(t.cache_write) * p->cache_write) /
+            1e6;
     }
     if (!known) return std::nullopt;
     return usd;

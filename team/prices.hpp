@@ -25,8 +25,9 @@ struct PriceTable {
     std::string taken;   // the date the prices were taken
     std::string source;  // where from
     std::map<std::string, ModelPrice> models;
-    // The price of `model`: its own, else that of the longest name in the table that it starts
-    // with followed by '-' (a dated release, "claude-sonnet-4-5-20250929"); none when unknown.
+    // The price of `model`: its own, else that of the name in the table it is a dated release
+    // of ("claude-sonnet-4-5-20250929", "gpt-4.1-2025-04-14", "...-latest"); none when unknown
+    // (never the price of a name it merely starts with: claude-opus-4-8 is not claude-opus-4).
     const ModelPrice* find(std::string_view model) const;
 };
 

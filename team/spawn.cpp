@@ -25,9 +25,9 @@
 #include "state/worktree_rows.hpp"
 #include "team/acp_agents.hpp"
 #include "team/agent_activity.hpp"
-#include "team/usage.hpp"
 #include "team/agents.hpp"
 #include "team/presets.hpp"
+#include "team/usage.hpp"
 
 namespace team {
 

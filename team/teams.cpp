@@ -4,14 +4,14 @@
 
 #include "base/error.hpp"
 #include "base/names.hpp"
-#include "state/config_rows.hpp"
-#include "team/config.hpp"
 #include "state/activity.hpp"
+#include "state/config_rows.hpp"
 #include "state/members.hpp"
 #include "state/task_rows.hpp"
 #include "state/team_lock.hpp"
 #include "state/teams.hpp"
 #include "state/worktree_rows.hpp"
+#include "team/config.hpp"
 #include "team/worktrees.hpp"
 
 namespace team {

@@ -30,8 +30,9 @@ namespace {
 using json = nlohmann::json;
 
 json tokens_json(const ModelTokens& t) {
-    return {{"input", t.input},           {"output", t.output}, {"cacheRead", t.cache_read},
-            {"cacheWrite", t.cache_write}, {"total", t.total()}, {"calls", t.calls}};
+    return {{"input", t.input},          {"output", t.output},
+            {"cacheRead", t.cache_read}, {"cacheWrite", t.cache_write},
+            {"total", t.total()},        {"calls", t.calls}};
 }
 
 json optional_int(const std::optional<std::int64_t>& v) {
@@ -61,8 +62,8 @@ std::vector<Measured> measure(const AgentUsageRow& row, const UsageFigures& f) {
         out.push_back({"max-tokens", used, max, tokens_text(used), tokens_text(max)});
     }
     if (l.max_cost && f.cost) {
-        out.push_back({"max-cost", *f.cost, *l.max_cost, format_usd(*f.cost),
-                       format_usd(*l.max_cost)});
+        out.push_back(
+            {"max-cost", *f.cost, *l.max_cost, format_usd(*f.cost), format_usd(*l.max_cost)});
     }
     if (l.max_memory && f.memory) {
         out.push_back({"max-memory", static_cast<double>(*f.memory),
@@ -117,8 +118,9 @@ double team_cost(Store& store, const TeamRecord& team, const PriceTable& prices,
 }
 
 json measured_json(const AgentRecord& agent, const Measured& m) {
-    return {{"agent", agent.name}, {"agentId", agent.id_string()}, {"limit", m.limit},
-            {"used", m.used},      {"max", m.max},                 {"usedText", m.used_text},
+    return {{"agent", agent.name},  {"agentId", agent.id_string()},
+            {"limit", m.limit},     {"used", m.used},
+            {"max", m.max},         {"usedText", m.used_text},
             {"maxText", m.max_text}};
 }
 
@@ -180,8 +182,11 @@ json usage_json(const AgentRecord& agent, const AgentUsageRow* row, const PriceT
         }
     }
     json limits = nullptr, warned = json::array(), stopped = nullptr;
-    json memory = {{"rss", nullptr}, {"pss", nullptr}, {"peakRss", nullptr},
-                   {"peakPss", nullptr}, {"sampledAt", nullptr}};
+    json memory = {{"rss", nullptr},
+                   {"pss", nullptr},
+                   {"peakRss", nullptr},
+                   {"peakPss", nullptr},
+                   {"sampledAt", nullptr}};
     std::int64_t turns = 0, cpu = 0;
     if (row) {
         turns = row->turns;
@@ -195,8 +200,8 @@ json usage_json(const AgentRecord& agent, const AgentUsageRow* row, const PriceT
         limits = {{"maxTokens", optional_int(l.max_tokens)},
                   {"maxCost", l.max_cost ? json(*l.max_cost) : json(nullptr)},
                   {"maxMemory", optional_int(l.max_memory)},
-                  {"maxRuntime",
-                   l.max_runtime_ms ? json(format_duration(Millis(*l.max_runtime_ms))) : json(nullptr)},
+                  {"maxRuntime", l.max_runtime_ms ? json(format_duration(Millis(*l.max_runtime_ms)))
+                                                  : json(nullptr)},
                   {"limitGrace", format_duration(Millis(l.limit_grace_ms))}};
         for (const auto& w : row->warned) warned.push_back(w);
         if (row->stopped) stopped = *row->stopped;
@@ -318,8 +323,8 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
     auto max_cost = team_max_cost(store, team->id);
     if (max_cost) {
         double spent = team_cost(store, *team, prices, now);
-        measured.push_back({"team max-cost", spent, *max_cost, format_usd(spent),
-                            format_usd(*max_cost)});
+        measured.push_back(
+            {"team max-cost", spent, *max_cost, format_usd(spent), format_usd(*max_cost)});
     }
     const Measured* over = nullptr;
     for (const auto& m : measured) {
@@ -329,8 +334,8 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
         }
     }
     bool warn_any = std::any_of(measured.begin(), measured.end(), [&](const Measured& m) {
-        return m.ratio() >= 0.8 && std::find(row->warned.begin(), row->warned.end(), m.limit) ==
-                                       row->warned.end();
+        return m.ratio() >= 0.8 &&
+               std::find(row->warned.begin(), row->warned.end(), m.limit) == row->warned.end();
     });
     if (!over && !warn_any) return std::nullopt;
     if (over && row->stopped) over = nullptr;
@@ -378,8 +383,8 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
             }
             char pct[16];
             std::snprintf(pct, sizeof pct, "%.0f %%", m.ratio() * 100);
-            std::string whose = m.limit == "team max-cost" ? "team " + team->name + " has"
-                                                           : agent->name + " has";
+            std::string whose =
+                m.limit == "team max-cost" ? "team " + team->name + " has" : agent->name + " has";
             tell_leader(store, *agent, "budget_warning",
                         whose + " used " + pct + " of its " + m.limit + " (" + m.used_text +
                             " of " + m.max_text + ")",
@@ -528,9 +533,8 @@ json team_usage(Store& store, const TeamRecord& team, const std::vector<std::str
         out.push_back(std::move(j));
     }
     json limits = {{"maxAgents", optional_int(team_max_agents(store, team.id))},
-                   {"maxCost", team_max_cost(store, team.id)
-                                   ? json(*team_max_cost(store, team.id))
-                                   : json(nullptr)},
+                   {"maxCost", team_max_cost(store, team.id) ? json(*team_max_cost(store, team.id))
+                                                             : json(nullptr)},
                    {"liveAgents", count_live_agents(store, team.id)}};
     return {{"team", team.name},
             {"since", since ? json(iso8601(*since)) : json(nullptr)},

@@ -39,10 +39,10 @@ namespace team {
 
 // An agent's spending as its limits count it.
 struct UsageFigures {
-    ModelTokens tokens;                // summed over its models
-    std::optional<double> cost;        // none: unknown (a model without a price)
-    std::string cost_source;           // "agent", "prices", or "" when there is nothing to cost
-    std::vector<std::string> unknown;  // the models without a price
+    ModelTokens tokens;                  // summed over its models
+    std::optional<double> cost;          // none: unknown (a model without a price)
+    std::string cost_source;             // "agent", "prices", or "" when there is nothing to cost
+    std::vector<std::string> unknown;    // the models without a price
     std::optional<std::int64_t> memory;  // PSS (RSS where PSS cannot be read), bytes
     std::int64_t runtime_ms = 0;         // from its spawn to its end, or to now
 };

@@ -21,6 +21,7 @@
 
 #include "proc/process_table.hpp"
 #include "team/agents.hpp"
+#include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/marker.hpp"
 #include "tests/support/probe.hpp"
@@ -581,7 +582,7 @@ TEST_CASE("a spawn that cannot start leaves no record and no pane", "[agents]") 
         auto j = h.run(json_args, c.env);
         CHECK(j.exit_code == c.exit);
         CHECK(j.json()["success"] == false);
-        CHECK(h.agents(true) == before);
+        CHECK(team::test::steady(h.agents(true)) == team::test::steady(before));
         CHECK(h.panes() == panes_before);
     }
     auto nf = h.run(cases[0].args);
@@ -599,7 +600,7 @@ TEST_CASE("a spawn that cannot start leaves no record and no pane", "[agents]") 
     auto ambiguous = h.env.run({"spawn", "x", "--env", h.mark.entry(), "--", "sleep", "1000"},
                                {{h.mark.key(), h.mark.value()}});
     CHECK(ambiguous.exit_code == 2);
-    CHECK(h.agents(true) == before);
+    CHECK(team::test::steady(h.agents(true)) == team::test::steady(before));
     CHECK(h.panes() == panes_before);
     h.finish();
 }

@@ -152,7 +152,7 @@ class Home : public team::test::AgentsHome {
                                  std::vector<std::string>{"task", "list", "--json"},
                                  std::vector<std::string>{"status", "--json"}}) {
             auto r = run(list);
-            out += r.out + "\n";
+            out += team::test::steady(r.json()).dump() + "\n";
         }
         for (const auto& a : agents()) {
             out += run({"inbox", "--agent", a["name"], "--json"}).out + "\n";

@@ -37,6 +37,22 @@ inline std::vector<std::string> lines_of(const std::string& text) {
     return out;
 }
 
+// `doc` without what an agent's spending says that moves while it lives (SPEC 18: its wall
+// time, CPU and memory, sampled), so that two looks a moment apart compare equal.
+inline nlohmann::json steady(nlohmann::json doc) {
+    if (doc.is_array()) {
+        for (auto& e : doc) e = steady(std::move(e));
+    } else if (doc.is_object()) {
+        if (doc.contains("usage") && doc["usage"].is_object()) {
+            for (const char* moving : {"wallMs", "cpuMs", "memory"}) doc["usage"].erase(moving);
+        }
+        for (auto& [k, v] : doc.items()) {
+            if (k != "usage") v = steady(std::move(v));
+        }
+    }
+    return doc;
+}
+
 // The warning a task carries once it was handed back from that agent's end.
 inline std::string warning_for(const std::string& name) {
     return "Reassigned: previous owner " + name + " terminated";
