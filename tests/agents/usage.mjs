@@ -258,6 +258,14 @@ export const scenarios = {
     assert.equal(u.costSource, 'agent', JSON.stringify(u));
     assert.ok(u.cost >= 0.024, JSON.stringify(u));
     recordAndTurns(u, { prompts: 2, under: join(config, 'projects'), holds: () => {} });
+    // Each enforcement in the activity log with its figures.
+    for (const type of ['budget_warning', 'budget_stop']) {
+      const entries = (await home.json(['activity', '--type', type])).map((e) => e.details ?? e.data ?? e);
+      assert.equal(entries.length, 1, `${type} entries: ${JSON.stringify(entries)}`);
+      assert.equal(entries[0].limit, 'max-cost', JSON.stringify(entries));
+      assert.equal(entries[0].max, 0.024, JSON.stringify(entries));
+      assert.ok(entries[0].used >= (type === 'budget_stop' ? 0.024 : 0.8 * 0.024), JSON.stringify(entries));
+    }
     const calls = m.requests.at(-1).conversation.calls.map((c) => c.name);
     console.error(`[usage] claude, cost limit: ended ${ended.exitReason}, $${u.cost} of $0.024, the first turn $${first}; ` +
       `its last calls ${calls.slice(-4).join(', ')}`);
