@@ -125,6 +125,14 @@ function recordAndTurns(u, { prompts, under, holds }) {
   holds(readFileSync(u.records, 'utf8'));
 }
 
+// `team agents --json` carries the same figures in each row's `usage` (those sampled apart).
+async function sameInAgents(home, u) {
+  const row = (await home.agent('w1')).usage;
+  for (const key of ['agent', 'agentId', 'model', 'tokens', 'models', 'cost', 'costSource', 'costUnknownModels', 'turns', 'records', 'limits', 'warned', 'stoppedBy']) {
+    assert.deepEqual(row?.[key], u[key], `team agents --json's usage.${key}: ${JSON.stringify(row?.[key])}, team usage's ${JSON.stringify(u[key])}`);
+  }
+}
+
 // The same run for Codex and Gemini CLI: two turns, tokens to the token, their cost the tokens
 // at list prices (the models the fake was asked for).
 async function listPriced(home, m, done, { agent, prompt, under }) {
@@ -142,6 +150,7 @@ async function listPriced(home, m, done, { agent, prompt, under }) {
   recordAndTurns(u, { prompts: 2, under, holds: () => {} });
   assert.equal(u.status, 'active');
   assert.ok(u.cpuMs > 0 && u.memory.rss > 0, JSON.stringify(u));
+  await sameInAgents(home, u);
   await home.json(['kill-agent', 'w1', '--force']);
   console.error(`[usage] ${agent}: model ${u.model}, ${u.tokens.calls} calls, ${u.tokens.total} tokens, $${u.cost}`);
 }
@@ -195,6 +204,7 @@ export const scenarios = {
       },
     });
     assert.ok(u.cpuMs > 0 && u.memory.rss > 0 && u.wallMs > 0, JSON.stringify(u));
+    await sameInAgents(home, u);
     // A window (--since) is priced by team's table (Claude Code's figure covers the whole
     // session): the transcript's calls, the same tokens, at the prices Claude Code charged.
     const windowed = (await home.json(['usage', 'w1', '--since', '1h'])).agents[0];
@@ -258,6 +268,7 @@ export const scenarios = {
     assert.equal(u.costSource, 'agent', JSON.stringify(u));
     assert.ok(u.cost >= 0.024, JSON.stringify(u));
     recordAndTurns(u, { prompts: 2, under: join(config, 'projects'), holds: () => {} });
+    await sameInAgents(home, u);
     // Each enforcement in the activity log with its figures.
     for (const type of ['budget_warning', 'budget_stop']) {
       const entries = (await home.json(['activity', '--type', type])).map((e) => e.details ?? e.data ?? e);
