@@ -223,7 +223,7 @@ export const scenarios = {
 
   // Claude Code with --max-cost a little above its first turn: a title call and three of its
   // own (message_send, Bash, done), $0.0213 at its prices, 89 % of $0.024: the leader warned
-  // once. The second turn's one call ($0.0070) crosses it: the leader told, the agent asked to
+  // once. The second turn (about $0.0085 more) crosses it: the leader told, the agent asked to
   // stop for its budget, which it answers through its team tools (confirmed) or is forced 3 s on.
   'claude: a cost limit crossed': async (home) => {
     const { m, done, agent, config } = await claudeTurns(home, ['--max-cost', '0.024', '--limit-grace', '3s']);
