@@ -11,8 +11,9 @@ import { scenarios as others } from './others.mjs';
 import { scenarios as acp } from './acp.mjs';
 import { scenarios as unattended } from './unattended.mjs';
 import { scenarios as activity } from './activity.mjs';
+import { scenarios as usage } from './usage.mjs';
 
-const all = { ...claude, ...others, ...acp, ...unattended, ...activity };
+const all = { ...claude, ...others, ...acp, ...unattended, ...activity, ...usage };
 const wanted = process.argv.slice(2);
 for (const name of wanted) {
   if (!all[name]) {
