@@ -192,7 +192,7 @@ void Client::turn_loop() {
         auto turn = queue_.front();
         queue_.pop_front();
         if (state_ != ClientState::ready) {
-            finish_turn(*turn, {"", "connection ended: " + connection_.end_reason()});
+            finish_turn(*turn, {"", "connection ended: " + connection_.end_reason(), nullptr});
             TurnResult result = *turn->result;
             lock.unlock();
             host_.turn_ended(turn->number, result);
@@ -238,12 +238,16 @@ void Client::turn_loop() {
         if (r.ok()) {
             std::string reason =
                 r.result.is_object() ? r.result.value("stopReason", std::string()) : "";
-            if (reason.empty())
-                finish_turn(*turn, {"", "the agent's reply has no stopReason"});
-            else
-                finish_turn(*turn, {reason, ""});
+            if (reason.empty()) {
+                finish_turn(*turn, {"", "the agent's reply has no stopReason", nullptr});
+            } else {
+                auto usage = r.result.find("usage");
+                finish_turn(*turn, {reason, "", usage != r.result.end() && usage->is_object()
+                                                    ? *usage
+                                                    : nlohmann::json(nullptr)});
+            }
         } else {
-            finish_turn(*turn, {"", r.problem()});
+            finish_turn(*turn, {"", r.problem(), nullptr});
         }
         TurnResult result = *turn->result;
         lock.unlock();

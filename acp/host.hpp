@@ -5,6 +5,8 @@
 // the client's threads, never while the client holds its lock: a host may call back into it.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -21,6 +23,9 @@ struct AuthMethod {
 struct TurnResult {
     std::string stop_reason;  // "end_turn", "cancelled", …; empty when it failed
     std::string error;
+    // The reply's `usage`, when the agent gives one (the turn's tokens: inputTokens,
+    // outputTokens, cachedReadTokens, cachedWriteTokens); null otherwise.
+    nlohmann::json usage;
     bool ok() const { return error.empty(); }
 };
 

@@ -9,6 +9,7 @@
 #include "state/acp_rows.hpp"
 #include "state/activity.hpp"
 #include "state/members.hpp"
+#include "state/usage_rows.hpp"
 #include "team/agent_activity.hpp"
 #include "team/messages.hpp"
 
@@ -141,6 +142,7 @@ void StoreHost::turn_started(int number) {
             working.prompt_taken = true;
             working.unless_waiting = true;
             AgentActivity(store_, clock_).report_in_write(agent_.id, working);
+            add_usage_turn(store_, agent_.id);
             append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
                             "acp_turn_started", {{"agentId", agent_.id_string()}, {"turn", *row}});
         });
@@ -169,6 +171,24 @@ void StoreHost::turn_ended(int number, const acp::TurnResult& result) {
             idle.source = "acp";
             idle.event = "turn ended";
             AgentActivity(store_, clock_).report_in_write(agent_.id, idle);
+            // What the turn spent, as its reply says (SPEC 18): the turn's tokens, once (its
+            // row is its key). ACP names no model: priced only by the agent's own cost.
+            if (result.usage.is_object()) {
+                auto tokens = [&](const char* field) -> std::int64_t {
+                    auto it = result.usage.find(field);
+                    return it != result.usage.end() && it->is_number_integer() && *it >= 0
+                               ? it->get<std::int64_t>()
+                               : 0;
+                };
+                UsageCall call{"acp-turn-" + std::to_string(*row),
+                               "",
+                               clock_.now(),
+                               tokens("inputTokens"),
+                               tokens("outputTokens"),
+                               tokens("cachedReadTokens"),
+                               tokens("cachedWriteTokens")};
+                add_usage_calls(store_, agent_.id, {call}, nullptr);
+            }
             append_activity(store_.db(), team_.id, clock_.now(), agent_.id_string(),
                             "acp_turn_ended",
                             {{"agentId", agent_.id_string()},
@@ -177,6 +197,26 @@ void StoreHost::turn_ended(int number, const acp::TurnResult& result) {
                              {"error", error ? json(*error) : json(nullptr)}});
         });
     });
+}
+
+void StoreHost::updated(const acp::Update& update) {
+    writer_.dirty();
+    // The session's cost so far (`usage_update`), the agent's own figure when in US dollars.
+    if (update.kind != acp::UpdateKind::usage || !update.usage.is_object()) return;
+    auto cost = update.usage.find("cost");
+    if (cost == update.usage.end() || !cost->is_object()) return;
+    auto amount = cost->find("amount");
+    if (cost->value("currency", std::string()) != "USD" || amount == cost->end() ||
+        !amount->is_number() || amount->get<double>() < 0) {
+        return;
+    }
+    double usd = amount->get<double>();
+    {
+        std::lock_guard lock(mutex_);
+        if (last_cost_ && *last_cost_ == usd) return;
+        last_cost_ = usd;
+    }
+    with_store([&] { store_.write([&] { save_agent_cost(store_, agent_.id, usd); }); });
 }
 
 void StoreHost::activity(const std::string& what) {

@@ -60,7 +60,7 @@ class StoreHost final : public acp::Host {
     acp::Terminals& terminals() override { return terminals_; }
     void turn_started(int number) override;
     void turn_ended(int number, const acp::TurnResult& result) override;
-    void updated(const acp::Update&) override { writer_.dirty(); }
+    void updated(const acp::Update& update) override;
     void activity(const std::string& what) override;
     void needs_auth(const std::vector<acp::AuthMethod>& methods) override;
     void ended(const std::string& reason) override;
@@ -81,6 +81,7 @@ class StoreHost final : public acp::Host {
     std::map<int, std::int64_t> turn_rows_;
     bool ended_ = false;
     std::string end_reason_;
+    std::optional<double> last_cost_;  // the agent's cost as last stored (usage_update)
     std::mutex prompt_mutex_;  // a turn queued and mapped to its row, as one
 };
 
