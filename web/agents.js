@@ -8,8 +8,8 @@
 // turn, its queue and open permission requests, its transcript, and Cancel while a turn runs.
 // What each agent is doing (SPEC 17, activity.js) is a badge in its row and, while it waits for
 // a person, a line under it ("|wait") with what it waits on and the command that answers; the
-// waiting agents come first. What it spends (SPEC 18, usage.js) is a line right under its row
-// ("|use"): tokens, cost, memory, CPU time, turns and its limits.
+// waiting agents come first. What it spends (SPEC 18, usage.js) is a line under those two
+// ("|use"): tokens, cost, memory, CPU time, turns and its limits; the ACP and worktree lines follow.
 import { api, teamPath } from './api.js';
 import { h, setText, KeyedList, coalesce } from './dom.js';
 import { toast, toastError, confirmAction, timeEl, setTime } from './ui.js';
@@ -36,8 +36,9 @@ export class AgentsTable {
     this.showEnded = true;
     this.selected = null;
     this.body = document.getElementById('agents-body');
-    // Items: {a} for an agent's row, {a, use: true} for its usage line, {a, wait: true} for the
-    // line of what it waits on, {a, acp: true} for its ACP line, {a, wt: true} for its worktree's.
+    // Items, in this order: {a} for an agent's row, {a, wait: true} for the line of what it waits
+    // on, {a, use: true} for its usage line, {a, acp: true} for its ACP line, {a, wt: true} for its
+    // worktree's.
     const line = ({ wt, acp, wait, use }) => (wt ? '|wt' : acp ? '|acp' : wait ? '|wait' : use ? '|use' : '');
     this.list = new KeyedList(this.body, {
       key: (item) => `${item.a.agentId}|${item.a.createdAt}${line(item)}`,
@@ -50,7 +51,7 @@ export class AgentsTable {
           : acp
             ? JSON.stringify([a.acp, a.status, Boolean(a.worktree), this.busy.has(a.name), this.selected === a.name])
             : wait
-              ? JSON.stringify([a.activity, Boolean(a.acp || a.worktree), this.selected === a.name])
+              ? JSON.stringify([a.activity, Boolean(a.usage || a.acp || a.worktree), this.selected === a.name])
               : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal, a.host, a.hostState,
                 a.activity?.state, a.activity?.since, a.activity?.source,
                 this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree), Boolean(a.acp)]),
@@ -107,8 +108,8 @@ export class AgentsTable {
     const items = [];
     for (const a of shown) {
       items.push({ a });
-      if (a.usage) items.push({ a, use: true });
       if (isWaiting(a) && LIVE.has(a.status)) items.push({ a, wait: true });
+      if (a.usage) items.push({ a, use: true });
       if (a.acp) items.push({ a, acp: true });
       if (a.worktree) items.push({ a, wt: true });
     }
@@ -183,9 +184,9 @@ export class AgentsTable {
     force.disabled = busy;
   }
 
-  // Whether a line of its own (what it waits on, ACP, worktree) comes under its usage line.
+  // Whether a line of its own (ACP, worktree) comes under its usage line.
   hasMoreLines(a) {
-    return Boolean((isWaiting(a) && LIVE.has(a.status)) || a.acp || a.worktree);
+    return Boolean(a.acp || a.worktree);
   }
 
   createUsageRow(a) {
@@ -226,7 +227,7 @@ export class AgentsTable {
   // Rebuilt whole, and only when what it waits on changed (the signature).
   updateWaitRow(tr, a) {
     tr.classList.toggle('selected', this.selected === a.name);
-    tr.classList.toggle('has-more', Boolean(a.acp || a.worktree)); // its ACP or worktree line comes next
+    tr.classList.toggle('has-more', Boolean(a.usage || a.acp || a.worktree)); // its usage, ACP or worktree line comes next
     tr.firstChild.firstChild.replaceChildren(...waitLine(a));
   }
 
