@@ -8,13 +8,15 @@
 // turn, its queue and open permission requests, its transcript, and Cancel while a turn runs.
 // What each agent is doing (SPEC 17, activity.js) is a badge in its row and, while it waits for
 // a person, a line under it ("|wait") with what it waits on and the command that answers; the
-// waiting agents come first.
+// waiting agents come first. What it spends (SPEC 18, usage.js) is a line under those two
+// ("|use"): tokens, cost, memory, CPU time, turns and its limits; the ACP and worktree lines follow.
 import { api, teamPath } from './api.js';
 import { h, setText, KeyedList, coalesce } from './dom.js';
 import { toast, toastError, confirmAction, timeEl, setTime } from './ui.js';
 import { activityCell, setActivityCell, waitLine, activityOrder, isWaiting, waitingCount } from './activity.js';
 import { worktreeLine } from './worktrees.js';
 import { acpLine } from './acp.js';
+import { usageLine, usageSignature } from './usage.js';
 
 const LIVE = new Set(['spawning', 'active', 'shutting_down']);
 const COLUMNS = 9; // of the table (index.html): a line under a row spans them all
@@ -34,25 +36,29 @@ export class AgentsTable {
     this.showEnded = true;
     this.selected = null;
     this.body = document.getElementById('agents-body');
-    // Items: {a} for an agent's row, {a, wait: true} for the line of what it waits on, {a, acp:
-    // true} for its ACP line, {a, wt: true} for its worktree's line.
-    const line = ({ wt, acp, wait }) => (wt ? '|wt' : acp ? '|acp' : wait ? '|wait' : '');
+    // Items, in this order: {a} for an agent's row, {a, wait: true} for the line of what it waits
+    // on, {a, use: true} for its usage line, {a, acp: true} for its ACP line, {a, wt: true} for its
+    // worktree's.
+    const line = ({ wt, acp, wait, use }) => (wt ? '|wt' : acp ? '|acp' : wait ? '|wait' : use ? '|use' : '');
     this.list = new KeyedList(this.body, {
       key: (item) => `${item.a.agentId}|${item.a.createdAt}${line(item)}`,
-      signature: ({ a, wt, acp, wait }) =>
-        wt
+      signature: ({ a, wt, acp, wait, use }) =>
+        use
+          ? JSON.stringify([usageSignature(a.usage), LIVE.has(a.status), isWaiting(a) && LIVE.has(a.status),
+            this.hasMoreLines(a), this.selected === a.name])
+          : wt
           ? JSON.stringify([a.worktree, LIVE.has(a.status), this.selected === a.name])
           : acp
             ? JSON.stringify([a.acp, a.status, Boolean(a.worktree), this.busy.has(a.name), this.selected === a.name])
             : wait
-              ? JSON.stringify([a.activity, Boolean(a.acp || a.worktree), this.selected === a.name])
+              ? JSON.stringify([a.activity, Boolean(a.usage || a.acp || a.worktree), this.selected === a.name])
               : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal, a.host, a.hostState,
                 a.activity?.state, a.activity?.since, a.activity?.source,
                 this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree), Boolean(a.acp)]),
       create: (item) => (item.wt ? this.createWorktreeRow(item.a) : item.acp ? this.createAcpRow(item.a)
-        : item.wait ? this.createWaitRow(item.a) : this.createRow(item.a)),
+        : item.wait ? this.createWaitRow(item.a) : item.use ? this.createUsageRow(item.a) : this.createRow(item.a)),
       update: (tr, item) => (item.wt ? this.updateWorktreeRow(tr, item.a) : item.acp ? this.updateAcpRow(tr, item.a)
-        : item.wait ? this.updateWaitRow(tr, item.a) : this.updateRow(tr, item.a)),
+        : item.wait ? this.updateWaitRow(tr, item.a) : item.use ? this.updateUsageRow(tr, item.a) : this.updateRow(tr, item.a)),
     });
   }
 
@@ -103,6 +109,7 @@ export class AgentsTable {
     for (const a of shown) {
       items.push({ a });
       if (isWaiting(a) && LIVE.has(a.status)) items.push({ a, wait: true });
+      if (a.usage) items.push({ a, use: true });
       if (a.acp) items.push({ a, acp: true });
       if (a.worktree) items.push({ a, wt: true });
     }
@@ -169,11 +176,48 @@ export class AgentsTable {
     tr.classList.toggle('ended', !live);
     tr.classList.toggle('selected', this.selected === a.name);
     tr.classList.toggle('has-wt', Boolean(a.worktree) && !a.acp);
+    tr.classList.toggle('has-use', Boolean(a.usage));
     tr.classList.toggle('has-acp', Boolean(a.acp));
     tr.setAttribute('aria-busy', busy ? 'true' : 'false');
     stop.hidden = force.hidden = !live;
     stop.disabled = busy || a.status === 'shutting_down';
     force.disabled = busy;
+  }
+
+  // Whether a line of its own (ACP, worktree) comes under its usage line.
+  hasMoreLines(a) {
+    return Boolean(a.acp || a.worktree);
+  }
+
+  createUsageRow(a) {
+    return h('tr.use-row', { dataset: { usageOf: a.name } }, h('td', { colspan: COLUMNS }, h('div.use-line')));
+  }
+
+  // Rebuilt whole, and only when what it spends or its limits changed (the signature).
+  updateUsageRow(tr, a) {
+    const u = a.usage;
+    tr.classList.toggle('ended', !LIVE.has(a.status));
+    tr.classList.toggle('waiting', isWaiting(a) && LIVE.has(a.status));
+    tr.classList.toggle('selected', this.selected === a.name);
+    tr.classList.toggle('has-more', this.hasMoreLines(a));
+    tr.classList.toggle('use-warned', Boolean(u.warned?.length) && !u.stoppedBy);
+    tr.classList.toggle('use-stopped', Boolean(u.stoppedBy));
+    tr.firstChild.firstChild.replaceChildren(...usageLine(u));
+  }
+
+  // The usage of the live agents from GET …/usage (app.js): each live agent's row of it replaces
+  // the one its last fetch brought. An ended agent's is left to the agents' own fetch.
+  applyUsage(rows) {
+    const byId = new Map(rows.filter((u) => LIVE.has(u.status)).map((u) => [u.agentId, u]));
+    let changed = false;
+    for (const a of this.agents) {
+      const u = LIVE.has(a.status) && a.usage ? byId.get(a.agentId) : null;
+      if (u && usageSignature(u) !== usageSignature(a.usage)) {
+        a.usage = u;
+        changed = true;
+      }
+    }
+    if (changed) this.renderSoon();
   }
 
   createWaitRow(a) {
@@ -183,7 +227,7 @@ export class AgentsTable {
   // Rebuilt whole, and only when what it waits on changed (the signature).
   updateWaitRow(tr, a) {
     tr.classList.toggle('selected', this.selected === a.name);
-    tr.classList.toggle('has-more', Boolean(a.acp || a.worktree)); // its ACP or worktree line comes next
+    tr.classList.toggle('has-more', Boolean(a.usage || a.acp || a.worktree)); // its usage, ACP or worktree line comes next
     tr.firstChild.firstChild.replaceChildren(...waitLine(a));
   }
 
@@ -270,6 +314,10 @@ export class AgentsTable {
 
   hasAcp() {
     return this.agents.some((a) => a.acp);
+  }
+
+  hasLive() {
+    return this.agents.some((a) => LIVE.has(a.status));
   }
 
   // Whether a live agent works in a worktree: its commits are no activity event, so the page

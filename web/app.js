@@ -1,14 +1,15 @@
 // The dashboard of `team serve` (SPEC 13): the teams, a team's agents (with their worktrees' git
 // state, SPEC 14), tasks, running executions, inboxes, activity, an agent's log, open shutdown
 // requests, the kept worktrees, and for agents on the Agent Client Protocol their permission
-// requests and transcripts, and what each agent is doing (SPEC 17: waiting agents first, and a
-// browser notification when one starts waiting), kept up to date by one event stream
+// requests and transcripts, what each agent is doing (SPEC 17: waiting agents first, and a
+// browser notification when one starts waiting) and what each spends against its limits, with
+// the team's sum in the top bar (SPEC 18), kept up to date by one event stream
 // (GET /api/events). An event marks what it touches as stale; a short coalescing delay later each
 // stale part is fetched again, one request per part at a time, and rendered with keyed row
 // updates (an agent's change of activity is applied from the event itself). The page never polls for
 // everything; only what changes without an activity event is also refreshed on a modest
-// interval: an open log, open inboxes, and the git state of live agents' worktrees (an agent's
-// commit is no event).
+// interval: an open log, open inboxes, the git state of live agents' worktrees (an agent's
+// commit is no event), and what live agents spend (sampled by their watchers, no event either).
 import { api, teamPath } from './api.js';
 import { h, setText, coalesce } from './dom.js';
 import { toastError, tickTimes } from './ui.js';
@@ -18,6 +19,7 @@ import { LogPanel } from './log.js';
 import { WorktreesPanel } from './worktrees.js';
 import { PermissionsPanel, TranscriptPanel } from './acp.js';
 import { Notifier } from './notify.js';
+import { renderTeamUsage } from './usage.js';
 
 const $ = (id) => document.getElementById(id);
 const state = { teams: [], team: null, status: null };
@@ -132,7 +134,18 @@ async function loadHosts() {
   );
 }
 loaders.hosts = serial(loadHosts);
-const TEAM_PARTS = ['status', 'agents', 'tasks', 'executions', 'activity', 'worktrees', 'permissions'];
+// What the team spends (SPEC 18, GET …/usage): its sum in the top bar, and each live agent's
+// figures into its row. Tokens, memory and CPU change with no activity entry, so while a live
+// agent is on screen this is fetched again every 5 s, and at once on a budget_* entry.
+async function loadUsage() {
+  const team = state.team;
+  const doc = await api(teamPath(team, 'usage'));
+  if (team !== state.team) return; // an answer for the team shown before
+  renderTeamUsage($('team-usage'), doc);
+  agents.applyUsage(doc.agents ?? []);
+}
+loaders.usage = serial(loadUsage);
+const TEAM_PARTS = ['status', 'agents', 'tasks', 'executions', 'activity', 'worktrees', 'permissions', 'usage'];
 
 function refreshNow(...parts) {
   return Promise.all(parts.map((p) => loaders[p]().catch(report)));
@@ -208,6 +221,7 @@ async function selectTeam(name) {
   inboxes.close();
   worktrees.reset();
   permissions.reset();
+  $('team-usage').hidden = true;
   setTitle(0);
   await refreshNow(...TEAM_PARTS, 'inboxes');
   // The first full render of a team: what bench-paint and the tests wait for.
@@ -247,7 +261,9 @@ function partsFor(type) {
   if (type === 'message_sent') return [];
   // An agent's activity: its row, from the entry itself (onEvent).
   if (type === 'agent_state') return [];
-  if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks', 'worktrees', 'hosts'];
+  if (/^(agent|shutdown)_/.test(type)) return ['agents', 'status', 'teams', 'tasks', 'worktrees', 'hosts', 'usage'];
+  // A limit crossed (a warning, a stop) or a spawn refused by one: the figures and the rows.
+  if (/^(budget_|spawn_refused)/.test(type)) return ['usage', 'agents'];
   if (/^host_/.test(type)) return ['hosts', 'agents'];
   // A watcher's record of a worktree's git state: the agents' lines only.
   if (type === 'worktree_state') return ['agents'];
@@ -378,6 +394,7 @@ function wire() {
     if (agents.hasLiveWorktree()) loaders.agents().catch(report);
     if (worktrees.isOpen()) loaders.worktrees().catch(report);
   }, 10000);
+  setInterval(() => !document.hidden && state.team && agents.hasLive() && loaders.usage().catch(report), 5000);
 }
 
 async function boot() {

@@ -47,6 +47,18 @@ test('ansi: SGR colours become styled runs, every other escape and control chara
   assert.deepEqual(more.map((r) => [r.text, r.fg, r.bg]), [['A', 10, 12], ['BC', 10, null], ['D', null, null]]);
 });
 
+// The figures of what agents spend, written as the command line writes them (cli/usage_cells.cpp).
+test('usage: tokens, dollars, sizes, times and limits are written as team usage writes them', async () => {
+  const { tokensText, usdText, sizeText, timeText, limitsParts } = await import('../../web/usage.js');
+  assert.deepEqual([0, 950, 12345, 4.1e6, 1.2e9].map(tokensText), ['0', '950', '12.3k', '4.1M', '1.2G']);
+  assert.deepEqual([0, 0.0123, 1.25, 5].map(usdText), ['$0.0000', '$0.0123', '$1.25', '$5.00']);
+  assert.deepEqual([512, 3.4 * 2 ** 20, 210 * 2 ** 20, 1.2 * 2 ** 30].map(sizeText), ['512 B', '3.4 MiB', '210 MiB', '1.2 GiB']);
+  assert.deepEqual([400, 12000, 182000, 7.5e6].map(timeText), ['0.4s', '12.0s', '3m02s', '2h05m']);
+  assert.deepEqual(limitsParts({ maxTokens: 1e6, maxCost: 5, maxMemory: 2 ** 31, maxRuntime: '1h', limitGrace: '30s' }),
+    ['1.0M tokens', '$5.00', '2.0 GiB', '1h']);
+  assert.deepEqual(limitsParts({ maxTokens: null, maxCost: null, maxMemory: null, maxRuntime: null, limitGrace: '30s' }), []);
+});
+
 const row = (page, name) => page.locator(`#agents-body tr[data-agent="${name}"]`);
 // The line under an agent's row that shows its worktree (SPEC 14).
 const wtRow = (page, name) => page.locator(`#agents-body tr[data-worktree-of="${name}"]`);
@@ -203,16 +215,17 @@ webTest('a home of 200 agents renders, and one change touches one row', async (h
   await home.serve();
   const t0 = Date.now();
   const { page } = await home.open();
-  await until(async () => (await page.locator('#agents-body tr').count()) === 200, '200 rows');
+  await until(async () => (await page.locator('#agents-body tr[data-agent]').count()) === 200, '200 rows');
   console.error(`# 200 agents: first full render in ${Date.now() - t0} ms`);
   // A change to one agent replaces no other row: mark the rows, force-kill one, check the marks.
+  // (Each row and the usage line under it.)
   await page.evaluate(() => document.querySelectorAll('#agents-body tr').forEach((tr) => (tr.__mark = 1)));
   await home.teamOk(['kill-agent', 'a100', '--force', '--grace', '250ms', '--json']);
   await row(page, 'a100').locator('.st-terminated').waitFor();
-  assert.equal(await page.evaluate(() => [...document.querySelectorAll('#agents-body tr')].filter((tr) => tr.__mark).length), 200);
+  assert.equal(await page.evaluate(() => [...document.querySelectorAll('#agents-body tr')].filter((tr) => tr.__mark).length), 400);
   // The filter narrows the table.
   await page.locator('#agent-filter').fill('a19');
-  await until(async () => (await page.locator('#agents-body tr').count()) === 10, 'the filter to leave 10 rows');
+  await until(async () => (await page.locator('#agents-body tr[data-agent]').count()) === 10, 'the filter to leave 10 rows');
 }, { timeout: 300000 });
 
 webTest('the indicator says when the stream is down, and the page catches up when it is back', async (home) => {
@@ -598,4 +611,91 @@ webTest("a plain program's activity comes from its screen: idle once its screen 
   const states = (await home.teamOk(['activity', '--type', 'agent_state', '--json'])).map((e) => e.details.state);
   assert.equal(states.at(-1), 'idle', `the page shows the last state the log has (${states.join(', ')})`);
   assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no reload happened');
+});
+
+// What an agent spends (SPEC 18): the line under its row.
+const useLine = (page, name) => page.locator(`#agents-body tr[data-usage-of="${name}"]`);
+
+webTest('usage: an agent shows its memory and limits, then stopped: max-runtime once past it, and the top bar sums the team', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.teamOk(['config', 'set', 'sample-every', '200ms', '--team', 'web', '--json']);
+  await home.serve();
+  const { page } = await home.open();
+  await home.teamOk(['spawn', 'w1', '--max-runtime', '3s', '--limit-grace', '1s', '--json', '--', 'sleep', '1000']);
+  const line = useLine(page, 'w1');
+  await line.locator('.use-limits', { hasText: 'limits 3s' }).waitFor();
+  assert.match(await line.locator('.use-limits').getAttribute('title'), /forced after 1s/);
+  assert.equal(await line.locator('.use-tokens').textContent(), '0 tokens');
+  assert.equal(await line.locator('.use-cost').textContent(), '$0.0000');
+  assert.match(await line.locator('.use-turns').textContent(), /^0 turns$/);
+  assert.match(await line.locator('.use-cpu').textContent(), /^cpu \d+\.\ds$/);
+  // Its tree's memory, once its watcher has sampled it (no event says so: the page's timer).
+  await until(async () => /^mem \d+(\.\d)? (B|KiB|MiB|GiB)$/.test(await line.locator('.use-mem').textContent()),
+    "w1's memory", 15000);
+  assert.match(await line.locator('.use-mem').getAttribute('title'), /its process tree's memory: (PSS|RSS) /);
+  // The team's sum in the top bar, and no max-cost or max-agents.
+  await until(async () => (await page.locator('#team-usage').textContent()) === '$0.0000 · 0 tokens', 'the team total');
+  // Past 80 % the leader is warned (the line turns yellow); past 100 % it is stopped (red).
+  await line.locator('.use-limit', { hasText: 'stopped: max-runtime' }).waitFor({ timeout: 15000 });
+  await page.locator('#activity-list li[data-type="budget_stop"]').waitFor();
+  assert.ok(await line.evaluate((tr) => tr.classList.contains('use-stopped')), 'the line is marked stopped');
+  assert.ok(await line.locator('.use-limit').evaluate((el) => el.classList.contains('badge-danger')), 'in red');
+  const warned = await home.teamOk(['activity', '--type', 'budget_warning', '--json']);
+  assert.equal(warned.length, 1, 'one warning before the stop');
+  // Forced after its grace; its line still says why once it has ended.
+  await row(page, 'w1').locator('.st', { hasText: /^(terminated|force_killed|killed)$/ }).waitFor({ timeout: 15000 });
+  await line.locator('.use-limit', { hasText: 'stopped: max-runtime' }).waitFor();
+  // An ended agent's memory is the most its tree held.
+  await until(async () => /^peak \d+(\.\d)? (B|KiB|MiB|GiB)$/.test(await line.locator('.use-mem').textContent()), "w1's peak");
+});
+
+webTest('usage: a team created with --max-cost and --max-agents shows its total of $5.00 and its live agents of 2', async (home) => {
+  await home.teamOk(['create', 'web', '--max-cost', '5', '--max-agents', '2', '--json']);
+  await home.serve();
+  const { page } = await home.open();
+  const bar = page.locator('#team-usage');
+  await until(async () => (await bar.textContent()) === '$0.0000 of $5.00 · 0 tokens · 0 of 2 agents', 'the team total of its max-cost');
+  assert.match(await bar.getAttribute('title'), /of its max-cost \$5\.00[^]*0 live agent\(s\) of its max-agents 2/);
+  // A spawn is an event: the live count follows at once.
+  await home.teamOk(['spawn', 'w1', '--json', '--', 'sleep', '1000']);
+  await until(async () => (await bar.textContent()) === '$0.0000 of $5.00 · 0 tokens · 1 of 2 agents', 'one live agent of 2');
+  assert.equal(await useLine(page, 'w1').locator('.use-limits').count(), 0, 'no limits of its own');
+});
+
+webTest("usage: tokens and cost from an agent's transcript, unknown for a model without a price, its own figure from its status line", async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.teamOk(['config', 'set', 'sample-every', '200ms', '--team', 'web', '--json']);
+  for (const n of ['a1', 'a2']) await hookAgent(home, n);
+  await home.serve();
+  const { page } = await home.open();
+  // Claude Code's transcripts (docs/usage-records.md), named by a hook.
+  const transcript = (name, model, calls) => {
+    const file = join(home.dir, `${name}.jsonl`);
+    writeFileSync(file, calls.map(([input, output, cacheRead, cacheWrite], i) => JSON.stringify({ type: 'assistant',
+      timestamp: new Date().toISOString(), message: { id: `msg_${name}_${i}`, model, usage: { input_tokens: input,
+        output_tokens: output, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: cacheWrite } } }) + '\n').join(''));
+    return file;
+  };
+  await report(home, 'a1', 'UserPromptSubmit', { prompt: 'go',
+    transcript_path: transcript('a1', 'claude-sonnet-4-5', [[1000, 100, 2000, 500], [2000, 300, 4000, 0]]) });
+  await report(home, 'a2', 'UserPromptSubmit', { prompt: 'go', transcript_path: transcript('a2', 'local-model-x', [[1000, 100, 0, 0]]) });
+  // 9,900 tokens at the shipped prices of claude-sonnet-4-5: $0.018675.
+  const a1 = useLine(page, 'a1');
+  await a1.locator('.use-tokens', { hasText: '9.9k tokens' }).waitFor({ timeout: 15000 });
+  await a1.locator('.use-cost', { hasText: '$0.0187' }).waitFor();
+  assert.match(await a1.locator('.use-tokens').getAttribute('title'), /input 3000, output 400, cache read 6000, cache write 500; 2 model calls\nmodels: claude-sonnet-4-5/);
+  assert.equal(await a1.locator('.use-turns').textContent(), '1 turn');
+  // No price for its model: unknown, never a guess, and the title names the model.
+  const a2 = useLine(page, 'a2');
+  await a2.locator('.use-tokens', { hasText: '1.1k tokens' }).waitFor({ timeout: 15000 });
+  assert.equal(await a2.locator('.use-cost').textContent(), 'unknown');
+  assert.match(await a2.locator('.use-cost').getAttribute('title'), /^no price for: local-model-x/);
+  const bar = page.locator('#team-usage');
+  await until(async () => (await bar.textContent()) === '$0.0187 + unknown · 11.0k tokens', 'the team total with an unknown cost');
+  assert.match(await bar.getAttribute('title'), /\+ 1 agent of unknown cost/);
+  // Claude Code's own figure (its status line) wins over the prices, and says so.
+  await report(home, 'a1', 'StatusLine', { cost: { total_cost_usd: 0.5 } });
+  await a1.locator('.use-cost', { hasText: '$0.5000' }).waitFor({ timeout: 15000 });
+  assert.equal(await a1.locator('.use-own').textContent(), 'its own figure');
+  await until(async () => (await bar.textContent()) === '$0.5000 + unknown · 11.0k tokens', 'the team total with its own figure');
 });

@@ -1,8 +1,9 @@
-// The screenshot of the guide (docs/dashboard.png): a small team at work, one agent waiting for a
-// permission (SPEC 17), the log of another open.
+// The screenshot of the guide (docs/dashboard.png): a small team at work under a max-cost, what
+// each agent spends and its limits (SPEC 18: one past 80 % of its max-tokens), one agent waiting
+// for a permission (SPEC 17), the log of another open.
 // Run: TEAM_BINARY=build/team node tests/web/screenshot.mjs [OUT.png] [--dark]
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Home, TEAM, closeBrowser, until } from './harness.mjs';
 
@@ -15,19 +16,35 @@ const report = (name, event, payload) =>
       (error, stdout, stderr) => (error ? rej(new Error(stderr || error.message)) : res()));
     child.stdin.end(JSON.stringify(payload));
   });
+// A Claude Code transcript of `calls` model calls of `model` (what the usage watcher reads, SPEC 18).
+const transcript = (name, model, calls, [input, output, cacheRead, cacheWrite]) => {
+  const file = join(home.dir, `${name}.jsonl`);
+  for (let i = 0; i < calls; i++) {
+    appendFileSync(file, JSON.stringify({ type: 'assistant', timestamp: new Date().toISOString(), message: {
+      id: `msg_${name}_${i}`, model, usage: { input_tokens: input + 37 * i, output_tokens: output + 11 * i,
+        cache_read_input_tokens: cacheRead * (i + 1), cache_creation_input_tokens: cacheWrite } } }) + '\n');
+  }
+  return file;
+};
 try {
-  await home.teamOk(['create', 'web', '--description', 'the web app', '--json']);
+  await home.teamOk(['create', 'web', '--description', 'the web app', '--max-cost', '20', '--max-agents', '6', '--json']);
+  await home.teamOk(['config', 'set', 'sample-every', '500ms', '--team', 'web', '--json']);
   // A worker: a script that prints a test run and sleeps, and ignores the flags a preset adds.
   const worker = (name, colour, text) => {
     const file = join(home.dir, `${name}.sh`);
     writeFileSync(file, `#!/bin/bash\nprintf '\\e[1;${colour}m%s\\e[0m %s\\n' "$TEAM_AGENT_NAME" '${text}'; printf '\\e[2m$ npm test\\e[0m\\n\\e[32m  ✓\\e[0m parser handles empty input\\n\\e[32m  ✓\\e[0m parser keeps comments\\n\\e[31m  ✗\\e[0m parser: unicode escapes (expected 2, got 1)\\n'; exec sleep 3600\n`, { mode: 0o755 });
     return [file];
   };
-  await home.teamOk(['spawn', 'parser', '--role', 'writes the parser', '--preset', 'claude', '--json', '--', ...worker('parser', 34, 'working on task 1')]);
-  await home.teamOk(['spawn', 'reviewer', '--role', 'reviews changes', '--preset', 'claude', '--json', '--', ...worker('reviewer', 35, 'reviewing the parser')]);
+  await home.teamOk(['spawn', 'parser', '--role', 'writes the parser', '--preset', 'claude', '--max-cost', '2', '--max-runtime', '2h',
+    '--json', '--', ...worker('parser', 34, 'working on task 1')]);
+  await home.teamOk(['spawn', 'reviewer', '--role', 'reviews changes', '--preset', 'claude', '--max-tokens', '80000',
+    '--json', '--', ...worker('reviewer', 35, 'reviewing the parser')]);
   await home.teamOk(['spawn', 'docs', '--json', '--', ...worker('docs', 36, 'writing the guide')]);
   await home.teamOk(['spawn', 'flaky', '--json', '--', 'sleep', '3600']);
-  await report('parser', 'UserPromptSubmit', { prompt: 'take task 1' });
+  await report('parser', 'UserPromptSubmit', { prompt: 'take task 1',
+    transcript_path: transcript('parser', 'claude-sonnet-4-5', 6, [1200, 400, 20000, 1500]) });
+  await report('reviewer', 'UserPromptSubmit', { prompt: 'review the parser',
+    transcript_path: transcript('reviewer', 'claude-opus-4-5', 2, [3000, 600, 20000, 2000]) });
   await report('reviewer', 'PermissionRequest', { tool_name: 'Bash', tool_input: { command: 'git push origin team/web/parser' } });
   await home.teamOk(['task', 'add', 'write the parser', '--owner', 'parser', '--json']);
   await home.teamOk(['task', 'update', '1', '--status', 'in_progress', '--json']);
@@ -42,6 +59,10 @@ try {
   const { page } = await home.open({ viewport: { width: 1280, height: 720 } });
   if (process.argv.includes('--dark')) await page.emulateMedia({ colorScheme: 'dark' });
   await page.locator('#agents-body tr[data-wait-of="reviewer"] .wait-what').waitFor();
+  // What they spent, read by their watchers (every 500 ms here) and fetched by the page's timer.
+  await page.locator('#agents-body tr[data-usage-of="parser"] .use-tokens', { hasText: /[1-9].*k tokens/ }).waitFor({ timeout: 20000 });
+  await page.locator('#agents-body tr[data-usage-of="reviewer"] .use-limits.badge-warn').waitFor({ timeout: 20000 });
+  await page.locator('#agents-body tr[data-usage-of="parser"] .use-mem', { hasText: /iB/ }).waitFor({ timeout: 20000 });
   await page.locator('#agents-body tr[data-agent="parser"] .name-btn').click();
   await page.locator('#log-body', { hasText: 'unicode escapes' }).waitFor();
   await until(async () => (await page.locator('#exec-list li').count()) === 1, 'the running shell');
