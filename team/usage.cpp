@@ -202,7 +202,9 @@ json usage_json(const AgentRecord& agent, const AgentUsageRow* row, const PriceT
                   {"maxMemory", optional_int(l.max_memory)},
                   {"maxRuntime", l.max_runtime_ms ? json(format_duration(Millis(*l.max_runtime_ms)))
                                                   : json(nullptr)},
-                  {"limitGrace", format_duration(Millis(l.limit_grace_ms))}};
+                  {"maxRuntimeMs", optional_int(l.max_runtime_ms)},
+                  {"limitGrace", format_duration(Millis(l.limit_grace_ms))},
+                  {"limitGraceMs", l.limit_grace_ms}};
         for (const auto& w : row->warned) warned.push_back(w);
         if (row->stopped) stopped = *row->stopped;
     }
@@ -354,6 +356,9 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
             k.reason = "budget: " + over->limit + " reached (" + over->used_text + " of " +
                        over->max_text + ")";
             k.force_after = Millis(row->limits.limit_grace_ms);
+            // The force's SIGKILL after its SIGTERM: no later than the limit grace (a tree
+            // that balloons is not given 5 s more).
+            k.grace = std::min(k.grace, Millis(std::max<std::int64_t>(row->limits.limit_grace_ms, 100)));
             if (agent->status == AgentStatus::shutting_down) {
                 // A stop under way: its force brought forward to the limit grace.
                 k.wait = true;
@@ -532,10 +537,13 @@ json team_usage(Store& store, const TeamRecord& team, const std::vector<std::str
         }
         out.push_back(std::move(j));
     }
+    auto marks = load_team_budget(store, team.id);
     json limits = {{"maxAgents", optional_int(team_max_agents(store, team.id))},
                    {"maxCost", team_max_cost(store, team.id) ? json(*team_max_cost(store, team.id))
                                                              : json(nullptr)},
-                   {"liveAgents", count_live_agents(store, team.id)}};
+                   {"liveAgents", count_live_agents(store, team.id)},
+                   {"costWarned", marks.warned},
+                   {"costStopped", marks.stopped}};
     return {{"team", team.name},
             {"since", since ? json(iso8601(*since)) : json(nullptr)},
             {"agents", out},
