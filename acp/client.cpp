@@ -242,9 +242,10 @@ void Client::turn_loop() {
                 finish_turn(*turn, {"", "the agent's reply has no stopReason", nullptr});
             } else {
                 auto usage = r.result.find("usage");
-                finish_turn(*turn, {reason, "", usage != r.result.end() && usage->is_object()
-                                                    ? *usage
-                                                    : nlohmann::json(nullptr)});
+                finish_turn(*turn, {reason, "",
+                                    usage != r.result.end() && usage->is_object()
+                                        ? *usage
+                                        : nlohmann::json(nullptr)});
             }
         } else {
             finish_turn(*turn, {"", r.problem(), nullptr});

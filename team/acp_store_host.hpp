@@ -82,7 +82,7 @@ class StoreHost final : public acp::Host {
     bool ended_ = false;
     std::string end_reason_;
     std::optional<double> last_cost_;  // the agent's cost as last stored (usage_update)
-    std::mutex prompt_mutex_;  // a turn queued and mapped to its row, as one
+    std::mutex prompt_mutex_;          // a turn queued and mapped to its row, as one
 };
 
 }  // namespace team

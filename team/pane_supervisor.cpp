@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "base/error.hpp"
 #include "base/programs.hpp"
@@ -122,9 +123,6 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         }
     }
 
-    // What it spends, and its limits held (team/usage.hpp): a child of this process too.
-    start_usage_watch(store.home(), agent_id);
-
     // An agent with a worktree: its watcher keeps the worktree's git state in the store for the
     // looks (team/worktree_watch.hpp), a child of this process that ends with it (the
     // Supervisor ends what is left below it once the command ends).
@@ -137,7 +135,17 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
         }
     }
 
+    // What it spends, and its limits held (team/usage.hpp): a thread of this process, stopped
+    // once the agent has ended.
+    std::optional<UsageSampler> sampler;
+    try {
+        sampler.emplace(store.home(), store.url(), agent_id, static_cast<pid_t>(start.pid));
+    } catch (const std::exception&) {
+        // no thread: no samples (its figures stay as the record reads them at the end)
+    }
+
     proc::RunOutcome outcome = supervisor.run([](std::string_view) {});
+    sampler.reset();
     // A hangup waiting now (blocked, so it stays pending) came before this process closed its own
     // pane: the pane was closed from outside, and the agent died of that (of the hangup, or of
     // reading a terminal that had gone), whatever its status says.

@@ -1,6 +1,7 @@
 #include "team/usage.hpp"
 
 #include <poll.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -29,10 +30,17 @@ namespace {
 
 using json = nlohmann::json;
 
+// (Built by assignment, not from initializer lists, which copy every value once more: a
+// look of 50 agents builds a thousand of these.)
 json tokens_json(const ModelTokens& t) {
-    return {{"input", t.input},          {"output", t.output},
-            {"cacheRead", t.cache_read}, {"cacheWrite", t.cache_write},
-            {"total", t.total()},        {"calls", t.calls}};
+    json j = json::object();
+    j["input"] = t.input;
+    j["output"] = t.output;
+    j["cacheRead"] = t.cache_read;
+    j["cacheWrite"] = t.cache_write;
+    j["total"] = t.total();
+    j["calls"] = t.calls;
+    return j;
 }
 
 json optional_int(const std::optional<std::int64_t>& v) {
@@ -168,7 +176,14 @@ UsageFigures usage_figures(const AgentRecord& agent, const AgentUsageRow* row,
 
 json usage_json(const AgentRecord& agent, const AgentUsageRow* row, const PriceTable& prices,
                 EpochMs now) {
-    UsageFigures f = usage_figures(agent, row, prices, now);
+    return usage_json(agent, row, usage_figures(agent, row, prices, now));
+}
+
+json usage_json(const AgentRecord& agent, const AgentUsageRow* row, const UsageFigures& f) {
+    json j = json::object();
+    j["agent"] = agent.name;
+    j["agentId"] = agent.id_string();
+    j["status"] = str(agent.status);
     json models = json::object();
     std::string model;
     std::int64_t most = -1;
@@ -181,52 +196,43 @@ json usage_json(const AgentRecord& agent, const AgentUsageRow* row, const PriceT
             }
         }
     }
-    json limits = nullptr, warned = json::array(), stopped = nullptr;
-    json memory = {{"rss", nullptr},
-                   {"pss", nullptr},
-                   {"peakRss", nullptr},
-                   {"peakPss", nullptr},
-                   {"sampledAt", nullptr}};
-    std::int64_t turns = 0, cpu = 0;
-    if (row) {
-        turns = row->turns;
-        cpu = row->cpu_ms;
-        memory = {{"rss", optional_int(row->rss)},
-                  {"pss", optional_int(row->pss)},
-                  {"peakRss", optional_int(row->peak_rss)},
-                  {"peakPss", optional_int(row->peak_pss)},
-                  {"sampledAt", row->sampled_at ? json(iso8601(*row->sampled_at)) : json(nullptr)}};
-        const auto& l = row->limits;
-        limits = {{"maxTokens", optional_int(l.max_tokens)},
-                  {"maxCost", l.max_cost ? json(*l.max_cost) : json(nullptr)},
-                  {"maxMemory", optional_int(l.max_memory)},
-                  {"maxRuntime", l.max_runtime_ms ? json(format_duration(Millis(*l.max_runtime_ms)))
-                                                  : json(nullptr)},
-                  {"maxRuntimeMs", optional_int(l.max_runtime_ms)},
-                  {"limitGrace", format_duration(Millis(l.limit_grace_ms))},
-                  {"limitGraceMs", l.limit_grace_ms}};
-        for (const auto& w : row->warned) warned.push_back(w);
-        if (row->stopped) stopped = *row->stopped;
-    }
+    j["model"] = model.empty() ? json(nullptr) : json(model);
+    j["tokens"] = tokens_json(f.tokens);
+    j["models"] = std::move(models);
+    j["cost"] = f.cost ? json(*f.cost) : json(nullptr);
+    j["costSource"] = f.cost_source.empty() ? json(nullptr) : json(f.cost_source);
     json unknown = json::array();
     for (const auto& u : f.unknown) unknown.push_back(u);
-    return {{"agent", agent.name},
-            {"agentId", agent.id_string()},
-            {"status", str(agent.status)},
-            {"model", model.empty() ? json(nullptr) : json(model)},
-            {"tokens", tokens_json(f.tokens)},
-            {"models", models},
-            {"cost", f.cost ? json(*f.cost) : json(nullptr)},
-            {"costSource", f.cost_source.empty() ? json(nullptr) : json(f.cost_source)},
-            {"costUnknownModels", unknown},
-            {"turns", turns},
-            {"cpuMs", cpu},
-            {"memory", memory},
-            {"wallMs", f.runtime_ms},
-            {"records", row && row->records ? json(*row->records) : json(nullptr)},
-            {"limits", limits},
-            {"warned", warned},
-            {"stoppedBy", stopped}};
+    j["costUnknownModels"] = std::move(unknown);
+    j["turns"] = row ? row->turns : 0;
+    j["cpuMs"] = row ? row->cpu_ms : 0;
+    json memory = json::object();
+    memory["rss"] = row ? optional_int(row->rss) : json(nullptr);
+    memory["pss"] = row ? optional_int(row->pss) : json(nullptr);
+    memory["peakRss"] = row ? optional_int(row->peak_rss) : json(nullptr);
+    memory["peakPss"] = row ? optional_int(row->peak_pss) : json(nullptr);
+    memory["sampledAt"] = row && row->sampled_at ? json(iso8601(*row->sampled_at)) : json(nullptr);
+    j["memory"] = std::move(memory);
+    j["wallMs"] = f.runtime_ms;
+    j["records"] = row && row->records ? json(*row->records) : json(nullptr);
+    json limits = nullptr, warned = json::array();
+    if (row) {
+        const auto& l = row->limits;
+        limits = json::object();
+        limits["maxTokens"] = optional_int(l.max_tokens);
+        limits["maxCost"] = l.max_cost ? json(*l.max_cost) : json(nullptr);
+        limits["maxMemory"] = optional_int(l.max_memory);
+        limits["maxRuntime"] =
+            l.max_runtime_ms ? json(format_duration(Millis(*l.max_runtime_ms))) : json(nullptr);
+        limits["maxRuntimeMs"] = optional_int(l.max_runtime_ms);
+        limits["limitGrace"] = format_duration(Millis(l.limit_grace_ms));
+        limits["limitGraceMs"] = l.limit_grace_ms;
+        for (const auto& w : row->warned) warned.push_back(w);
+    }
+    j["limits"] = std::move(limits);
+    j["warned"] = std::move(warned);
+    j["stoppedBy"] = row && row->stopped ? json(*row->stopped) : json(nullptr);
+    return j;
 }
 
 bool hook_has_usage(std::string_view event, const json& payload) {
@@ -314,6 +320,8 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
     if (!team) return std::nullopt;
     auto row = load_agent_usage(store, agent_id);
     if (!row) return std::nullopt;
+    auto max_cost = team_max_cost(store, team->id);
+    if (!row->limits.any() && !max_cost) return std::nullopt;  // nothing to hold it to
     if (sample && sample->processes > 0) {
         row->pss = sample->pss;
         row->rss = sample->rss;
@@ -322,7 +330,6 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
     PriceTable prices = prices_in_force(store);
     UsageFigures f = usage_figures(*agent, &*row, prices, now);
     std::vector<Measured> measured = measure(*row, f);
-    auto max_cost = team_max_cost(store, team->id);
     if (max_cost) {
         double spent = team_cost(store, *team, prices, now);
         measured.push_back(
@@ -358,7 +365,8 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
             k.force_after = Millis(row->limits.limit_grace_ms);
             // The force's SIGKILL after its SIGTERM: no later than the limit grace (a tree
             // that balloons is not given 5 s more).
-            k.grace = std::min(k.grace, Millis(std::max<std::int64_t>(row->limits.limit_grace_ms, 100)));
+            k.grace =
+                std::min(k.grace, Millis(std::max<std::int64_t>(row->limits.limit_grace_ms, 100)));
             if (agent->status == AgentStatus::shutting_down) {
                 // A stop under way: its force brought forward to the limit grace.
                 k.wait = true;
@@ -420,13 +428,97 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
     return stopped;
 }
 
-bool start_usage_watch(const std::filesystem::path& home, std::int64_t agent_id) {
+namespace {
+
+// What a sampler last wrote, so that it writes only what moved.
+struct Saved {
+    std::int64_t cpu = -1, memory = -1;
+    EpochMs at = 0;
+};
+
+// One period of a sampler: the tree, the record's new calls, the limits. False when the agent
+// has ended (nothing more to sample).
+bool sample_once(Store& store, const Clock& clock, std::int64_t agent_id, pid_t root,
+                 Saved& saved) {
+    auto agent = load_agent(store, agent_id);
+    if (!agent || !agent->live()) return false;
+    proc::TreeSample sample = proc::sample_tree(root);
+    if (sample.processes == 0) return false;  // the agent's process is gone
+    read_agent_records(store, agent_id);
+    EpochMs now = clock.now();
+    // Written when it moved: CPU by half a second, memory by a MiB and 1 %, else every 30 s
+    // (each commit wakes every watch of the store).
+    std::int64_t memory = sample.pss > 0 ? sample.pss : sample.rss;
+    bool moved = saved.cpu < 0 || sample.cpu_ms - saved.cpu >= 500 ||
+                 (std::llabs(memory - saved.memory) >= (1 << 20) &&
+                  std::llabs(memory - saved.memory) * 100 >= saved.memory) ||
+                 now - saved.at >= 30'000;
+    if (moved) {
+        store.write([&] {
+            save_usage_sample(store, agent_id, sample.cpu_ms, sample.rss, sample.pss, now);
+        });
+        saved = {sample.cpu_ms, memory, now};
+    }
+    enforce_limits(store, clock, agent_id, sample);
+    return true;
+}
+
+Millis sample_period(Store& store, std::int64_t team_id) {
     try {
-        proc::start_companion(own_binary(), {own_binary(), "__usage", "--home", home.string(),
-                                             std::to_string(agent_id)});
-        return true;
+        return config_duration(store, team_id, "sample-every");
     } catch (const std::exception&) {
-        return false;
+        return Millis(2000);
+    }
+}
+
+}  // namespace
+
+UsageSampler::UsageSampler(std::filesystem::path home, std::string url, std::int64_t agent_id,
+                           pid_t root)
+    : home_(std::move(home)), url_(std::move(url)), agent_id_(agent_id), root_(root) {
+    thread_ = std::thread([this] { run(); });
+}
+
+UsageSampler::~UsageSampler() {
+    stop();
+}
+
+void UsageSampler::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    woken_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void UsageSampler::run() {
+    ::pthread_setname_np(::pthread_self(), "team-usage");  // its CPU, apart (bench/usage.cpp)
+    SystemClock clock;
+    std::optional<Store> store;
+    std::optional<std::int64_t> team_id;
+    Saved saved;
+    // The first sample a moment after the start, off the spawn's path (which has its last
+    // write to make): a tenth of a second, then every period.
+    Millis every{100};
+    while (true) {
+        {
+            std::unique_lock lock(mutex_);
+            if (woken_.wait_for(lock, every, [this] { return stopping_; })) return;
+        }
+        try {
+            if (!store) store.emplace(home_, url_);
+            if (!team_id) {
+                auto agent = load_agent(*store, agent_id_);
+                if (!agent) return;
+                team_id = agent->team_id;
+            }
+            every = sample_period(*store, *team_id);
+            if (!sample_once(*store, clock, agent_id_, root_, saved)) return;
+        } catch (const std::exception&) {
+            // a busy or unreachable store: the next period tries again
+            every = std::max(every, Millis(1000));
+        }
     }
 }
 
@@ -434,38 +526,11 @@ int watch_usage(Store& store, std::int64_t agent_id) {
     SystemClock clock;
     auto agent = load_agent(store, agent_id);
     if (!agent || !agent->pid) return 1;
-    auto root = static_cast<pid_t>(*agent->pid);
-    std::int64_t saved_cpu = -1, saved_memory = -1;
-    EpochMs saved_at = 0;
+    Saved saved;
     while (true) {
-        Millis every{2000};
+        Millis every = sample_period(store, agent->team_id);
         try {
-            every = config_duration(store, agent->team_id, "sample-every");
-        } catch (const std::exception&) {
-        }
-        try {
-            auto now_agent = load_agent(store, agent_id);
-            if (!now_agent || !now_agent->live()) break;
-            proc::TreeSample sample = proc::sample_tree(root);
-            if (sample.processes == 0) break;  // the agent's process is gone
-            read_agent_records(store, agent_id);
-            EpochMs now = clock.now();
-            // Written when it moved: CPU by half a second, memory by a MiB and 1 %, else
-            // every 30 s (each commit wakes every watch of the store).
-            std::int64_t memory = sample.pss > 0 ? sample.pss : sample.rss;
-            bool moved = saved_cpu < 0 || sample.cpu_ms - saved_cpu >= 500 ||
-                         (std::llabs(memory - saved_memory) >= (1 << 20) &&
-                          std::llabs(memory - saved_memory) * 100 >= saved_memory) ||
-                         now - saved_at >= 30'000;
-            if (moved) {
-                store.write([&] {
-                    save_usage_sample(store, agent_id, sample.cpu_ms, sample.rss, sample.pss, now);
-                });
-                saved_cpu = sample.cpu_ms;
-                saved_memory = memory;
-                saved_at = now;
-            }
-            enforce_limits(store, clock, agent_id, sample);
+            if (!sample_once(store, clock, agent_id, static_cast<pid_t>(*agent->pid), saved)) break;
         } catch (const std::exception&) {
             // a busy store: the next period tries again
         }
@@ -520,8 +585,8 @@ json team_usage(Store& store, const TeamRecord& team, const std::vector<std::str
             windowed.agent_cost.reset();
             row = &windowed;
         }
-        json j = usage_json(a, row, prices, now);
         UsageFigures f = usage_figures(a, row, prices, now);
+        json j = usage_json(a, row, f);
         total.add(f.tokens);
         if (f.cost) {
             cost += *f.cost;
@@ -544,17 +609,18 @@ json team_usage(Store& store, const TeamRecord& team, const std::vector<std::str
                    {"liveAgents", count_live_agents(store, team.id)},
                    {"costWarned", marks.warned},
                    {"costStopped", marks.stopped}};
-    return {{"team", team.name},
-            {"since", since ? json(iso8601(*since)) : json(nullptr)},
-            {"agents", out},
-            {"total",
-             {{"tokens", tokens_json(total)},
-              {"cost", cost},
-              {"costUnknownAgents", unknown},
-              {"cpuMs", cpu},
-              {"memory", {{"pss", pss}, {"rss", rss}}}}},
-            {"limits", limits},
-            {"prices", {{"taken", prices.taken}, {"source", prices.source}}}};
+    json doc = json::object();
+    doc["team"] = team.name;
+    doc["since"] = since ? json(iso8601(*since)) : json(nullptr);
+    doc["agents"] = std::move(out);  // (moved: an initializer list would copy every row)
+    doc["total"] = {{"tokens", tokens_json(total)},
+                    {"cost", cost},
+                    {"costUnknownAgents", unknown},
+                    {"cpuMs", cpu},
+                    {"memory", {{"pss", pss}, {"rss", rss}}}};
+    doc["limits"] = std::move(limits);
+    doc["prices"] = {{"taken", prices.taken}, {"source", prices.source}};
+    return doc;
 }
 
 }  // namespace team

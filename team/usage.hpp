@@ -5,8 +5,8 @@
 // `transcript_path`); the agent's own cost figure where it gives one (Claude Code's status
 // line), else its tokens at the price table's prices (team/prices.hpp); its turns (its
 // submitted prompts); CPU time and memory (PSS and RSS) of its whole process tree; wall time.
-// A watcher beside each pane agent (`team __usage ID`, started by its pane supervisor) samples
-// the tree and reads the record's new lines every `sample-every` (2 s), and checks the limits.
+// A sampler in each pane agent's supervisor (a thread of `team __agent ID`) samples the tree and
+// reads the record's new lines every `sample-every` (2 s), and checks the limits.
 // Each call is stored once by its key with the record's cursor in the same transaction, so a
 // record read twice, a watcher killed mid-read or a truncated last line never counts a token
 // twice or drops one (state/usage_rows.hpp).
@@ -20,12 +20,17 @@
 // figures.
 #pragma once
 
+#include <sys/types.h>
+
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "base/time.hpp"
@@ -53,6 +58,9 @@ UsageFigures usage_figures(const AgentRecord& agent, const AgentUsageRow* row,
 // The agent's spending as `team usage`, `team agents --json`, MCP and HTTP show it.
 nlohmann::json usage_json(const AgentRecord& agent, const AgentUsageRow* row,
                           const PriceTable& prices, EpochMs now);
+// The same with its figures already worked out.
+nlohmann::json usage_json(const AgentRecord& agent, const AgentUsageRow* row,
+                          const UsageFigures& figures);
 
 // What a hook's payload says of the agent's spending, in the write of its report: the record it
 // names (`transcript_path`), the agent's own cost (Claude Code's status line's
@@ -74,8 +82,31 @@ int read_agent_records(Store& store, std::int64_t agent_id);
 std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std::int64_t agent_id,
                                           const std::optional<proc::TreeSample>& sample);
 
-// The watcher (`team __usage ID`), a companion of the agent's pane supervisor; and its start.
-bool start_usage_watch(const std::filesystem::path& home, std::int64_t agent_id);
+// The sampler inside an agent's pane supervisor: a thread with a store connection of its own
+// that, every `sample-every`, samples the agent's tree (rooted at `root`), reads its record's new
+// calls and checks its limits, until the agent ends or it is stopped (the destructor stops it).
+// A thread, not a process: nothing more to start on a spawn's path or to end on a kill's.
+class UsageSampler {
+  public:
+    UsageSampler(std::filesystem::path home, std::string url, std::int64_t agent_id, pid_t root);
+    ~UsageSampler();
+    UsageSampler(const UsageSampler&) = delete;
+    UsageSampler& operator=(const UsageSampler&) = delete;
+    void stop();
+
+  private:
+    void run();
+    std::filesystem::path home_;
+    std::string url_;
+    std::int64_t agent_id_;
+    pid_t root_;
+    std::mutex mutex_;
+    std::condition_variable woken_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+// The same as a process of its own (`team __usage ID`, hidden): until the agent ends.
 int watch_usage(Store& store, std::int64_t agent_id);
 
 // `team usage [A…] [--since D]`: each agent's spending (live agents, and ended ones too with
