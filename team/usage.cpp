@@ -13,7 +13,6 @@
 #include "base/error.hpp"
 #include "base/names.hpp"
 #include "base/programs.hpp"
-#include "proc/companion.hpp"
 #include "state/activity.hpp"
 #include "state/members.hpp"
 #include "state/teams.hpp"
