@@ -539,3 +539,57 @@ TEST_CASE("serve: wait and the settings (SPEC 17), the same as the command line,
     s.stop();
     h.finish();
 }
+
+TEST_CASE("serve: usage and limits (SPEC 18), the same as the command line, and bad input",
+          "[serve]") {
+    AgentsHome h("srv-usage");
+    Serve s(h);
+    const std::string t = "/api/teams/srv-usage";
+    // A spawn with limits through HTTP, as the command line's.
+    auto spawned = s.post(t + "/agents", {{"name", "w1"},
+                                          {"command", {"sleep", "600"}},
+                                          {"env", {h.mark.entry()}},
+                                          {"max_tokens", 1000000},
+                                          {"max_cost", "2.50"},
+                                          {"max_memory", "1G"},
+                                          {"max_runtime", "1h"},
+                                          {"limit_grace", "5s"}});
+    INFO(spawned.body);
+    REQUIRE(spawned.status == 200);
+    auto doc = s.get(t + "/usage");
+    CHECK(doc.status == 200);
+    CHECK(team::test::steady(doc.json()) == team::test::steady(cli_json(h, {"usage"})));
+    auto limits = doc.json()["agents"][0]["limits"];
+    CHECK(limits["maxTokens"] == 1000000);
+    CHECK(limits["maxCost"] == 2.5);
+    CHECK(limits["maxMemory"] == 1LL << 30);
+    CHECK(limits["maxRuntimeMs"] == 3600000);
+    CHECK(limits["limitGraceMs"] == 5000);
+    // (`since` is an hour before each answer: a moment apart)
+    auto windowed = team::test::steady(s.get(t + "/usage?names=w1&since=1h").json());
+    auto cli_windowed = team::test::steady(cli_json(h, {"usage", "w1", "--since", "1h"}));
+    CHECK(windowed["since"].is_string());
+    windowed.erase("since");
+    cli_windowed.erase("since");
+    CHECK(windowed == cli_windowed);
+    // Bad input: its status, nothing changed, the server goes on.
+    auto agents = team::test::steady(cli_json(h, {"agents"}));
+    CHECK(s.get(t + "/usage?since=soon").status == 400);
+    CHECK(s.get(t + "/usage?names=nobody").status == 404);
+    CHECK(s.get("/api/teams/nosuch/usage").status == 404);
+    CHECK(s.post(t + "/agents", {{"name", "w2"}, {"command", {"sleep", "1"}}, {"max_cost", "-1"}})
+              .status == 400);
+    CHECK(s.post(t + "/agents", {{"name", "w2"}, {"command", {"sleep", "1"}}, {"max_memory", "x"}})
+              .status == 400);
+    CHECK(s.post(t + "/agents", {{"name", "w2"}, {"command", {"sleep", "1"}}, {"max_tokens", 0}})
+              .status == 400);
+    CHECK(team::test::steady(cli_json(h, {"agents"})) == agents);
+    // A team at its max-agents: the spawn refused (409), with the count.
+    CHECK(s.request("PUT", t + "/config/max-agents", Json{{"value", "1"}}.dump()).status == 200);
+    auto refused = s.post(t + "/agents", {{"name", "w2"}, {"command", {"sleep", "600"}}});
+    CHECK(refused.status == 409);
+    CHECK_THAT(refused.json()["error"].get<std::string>(), Catch::Contains("max-agents 1"));
+    CHECK(s.get(t + "/usage").json()["limits"]["maxAgents"] == 1);
+    s.stop();
+    h.finish();
+}

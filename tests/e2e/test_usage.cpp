@@ -280,6 +280,56 @@ TEST_CASE(
     h.finish();
 }
 
+TEST_CASE(
+    "usage: a team over its max-cost has its agents stopped and refuses spawns, warned once first",
+    "[usage]") {
+    AgentsHome h("use-team-cost");
+    h.ok({"config", "set", "sample-every", "100ms", "--team", h.team()});
+    h.ok({"config", "set", "max-cost", "1.00", "--team", h.team()});
+    h.spawn("w1", {"sleep", "600"});
+    h.spawn("w2", {"sleep", "600"});
+    // w1's calls: $0.85 at the table's prices (a million input tokens of claude-haiku-4-5 at $1
+    // would be $1; 850,000 are $0.85), 85 % of the team's max-cost: warned, not stopped.
+    auto path = h.env.dir() / "t.jsonl";
+    auto call = [&](const std::string& id, int input) {
+        std::ofstream(path, std::ios::app)
+            << Json{{"type", "assistant"},
+                    {"message",
+                     {{"id", id},
+                      {"model", "claude-haiku-4-5"},
+                      {"usage", {{"input_tokens", input}, {"output_tokens", 0}}}}}}
+                   .dump()
+            << "\n";
+    };
+    call("m1", 850000);
+    report(h, "w1", "Stop", {{"transcript_path", path.string()}});
+    CHECK(eventually([&] { return !messages(h, "budget_warning").empty(); }, bound(20000)));
+    auto warned = messages(h, "budget_warning");
+    REQUIRE(warned.size() == 1);
+    CHECK(warned[0]["data"]["limit"] == "team max-cost");
+    CHECK(h.agent("w1")["status"] == "active");
+    // Past it: every agent asked to stop (they ignore it: forced after the 30 s grace is not
+    // waited for here), and no spawn.
+    call("m2", 200000);
+    CHECK(eventually(
+        [&] {
+            auto doc = h.ok({"usage"});
+            return doc["agents"].size() == 2 && doc["agents"][0]["stoppedBy"] == "team max-cost" &&
+                   doc["agents"][1]["stoppedBy"] == "team max-cost";
+        },
+        bound(20000)));
+    CHECK(h.ok({"usage"})["limits"]["costStopped"] == true);
+    for (const char* name : {"w1", "w2"}) CHECK(h.agent(name)["status"] == "shutting_down");
+    auto r = h.json_run({"spawn", "w3", "--", "sleep", "600"});
+    CHECK(r.exit_code == 4);
+    CHECK_THAT(r.json()["error"].get<std::string>(), Catch::Contains("of its max-cost $1.00"));
+    CHECK(messages(h, "budget_warning").size() == 1);  // once for the team, not per agent
+    CHECK(messages(h, "budget_stop").size() == 2);
+    h.ok({"kill-agent", "w1", "--force"});
+    h.ok({"kill-agent", "w2", "--force"});
+    h.finish();
+}
+
 TEST_CASE("usage: a price table of the home's own, and an unknown model", "[usage]") {
     AgentsHome h("use-prices");
     h.ok({"config", "set", "sample-every", "100ms", "--team", h.team()});

@@ -43,12 +43,11 @@ inline nlohmann::json steady(nlohmann::json doc) {
     if (doc.is_array()) {
         for (auto& e : doc) e = steady(std::move(e));
     } else if (doc.is_object()) {
-        if (doc.contains("usage") && doc["usage"].is_object()) {
-            for (const char* moving : {"wallMs", "cpuMs", "memory"}) doc["usage"].erase(moving);
+        // An agent's usage, or a team's total: what moves is beside its tokens.
+        if (doc.contains("tokens")) {
+            for (const char* moving : {"wallMs", "cpuMs", "memory"}) doc.erase(moving);
         }
-        for (auto& [k, v] : doc.items()) {
-            if (k != "usage") v = steady(std::move(v));
-        }
+        for (auto& [k, v] : doc.items()) v = steady(std::move(v));
     }
     return doc;
 }
