@@ -129,6 +129,14 @@ export const scenarios = {
       assert.match(said, /done/, show);
       assert.match(logs.output, /done/, logs.output);
 
+      // What the turn spent (SPEC 18), from its reply's usage: its tokens once, the turn counted.
+      const usage = (await home.json(['usage', 'w1'])).agents[0];
+      const main = fake.mainUsage();
+      debug('usage', { usage, main });
+      assert.equal(usage.tokens.calls, 1, JSON.stringify(usage));
+      assert.ok(usage.tokens.input > 0 && usage.tokens.output > 0, JSON.stringify(usage));
+      assert.equal(usage.turns, 1, JSON.stringify(usage));
+
       // The request answered with the allow option.
       const all = await home.json(['permission', 'list', '--all']);
       debug('permissions', all);
