@@ -42,18 +42,6 @@ fs::path hooked_program(const AgentsHome& h) {
     return path;
 }
 
-// `team __report NAME@TEAM claude EVENT` with `payload` on stdin, as a Claude Code hook runs it.
-void report(const AgentsHome& h, const std::string& name, const std::string& event,
-            const Json& payload) {
-    // On stdin, as Claude Code and Gemini CLI give it (Codex's notify gives it as an argument:
-    // the garbage below goes that way).
-    auto r =
-        h.env.start({"__report", h.id(name), "claude", event}, h.extra(), payload.dump()).wait();
-    INFO("stderr: " << r.err);
-    REQUIRE(r.exit_code == 0);
-    CHECK(r.out.empty());  // a hook's stdout is read by its agent: nothing there
-}
-
 // The JSON documents of a notify file, one per line.
 std::vector<Json> events_in(const fs::path& file) {
     std::vector<Json> out;
@@ -143,12 +131,12 @@ TEST_CASE(
     CHECK(a["source"] == "hooks");
 
     // A prompt submitted, then a permission asked for a command.
-    report(h, "w1", "UserPromptSubmit", {{"hook_event_name", "UserPromptSubmit"}, {"prompt", "x"}});
+    h.report("w1", "UserPromptSubmit", {{"hook_event_name", "UserPromptSubmit"}, {"prompt", "x"}});
     CHECK(activity_of(h, "w1")["state"] == "working");
-    report(h, "w1", "PermissionRequest",
-           {{"hook_event_name", "PermissionRequest"},
-            {"tool_name", "Bash"},
-            {"tool_input", {{"command", "rm -rf build; echo $(whoami)"}}}});
+    h.report("w1", "PermissionRequest",
+             {{"hook_event_name", "PermissionRequest"},
+              {"tool_name", "Bash"},
+              {"tool_input", {{"command", "rm -rf build; echo $(whoami)"}}}});
     a = activity_of(h, "w1");
     CHECK(a["state"] == "waiting");
     CHECK(a["source"] == "hooks");
@@ -164,20 +152,20 @@ TEST_CASE(
 
     // The same wait again (Claude Code's late notification of the dialog): nothing more, and
     // what is known of it stays.
-    report(h, "w1", "Notification",
-           {{"hook_event_name", "Notification"}, {"notification_type", "permission_prompt"}});
+    h.report("w1", "Notification",
+             {{"hook_event_name", "Notification"}, {"notification_type", "permission_prompt"}});
     CHECK(needs_input(h).size() == 1);
     CHECK(activity_of(h, "w1")["waitingOn"]["command"] == "rm -rf build; echo $(whoami)");
     // Answered: working, then its turn ends.
-    report(h, "w1", "PostToolUse", {{"hook_event_name", "PostToolUse"}, {"tool_name", "Bash"}});
+    h.report("w1", "PostToolUse", {{"hook_event_name", "PostToolUse"}, {"tool_name", "Bash"}});
     CHECK(activity_of(h, "w1")["state"] == "working");
-    report(h, "w1", "Stop", {{"hook_event_name", "Stop"}});
+    h.report("w1", "Stop", {{"hook_event_name", "Stop"}});
     CHECK(activity_of(h, "w1")["state"] == "idle");
     // A wait on something else is a new wait: told again.
-    report(h, "w1", "PreToolUse",
-           {{"hook_event_name", "PreToolUse"},
-            {"tool_name", "AskUserQuestion"},
-            {"tool_input", {{"questions", {{{"question", "Which branch?"}}}}}}});
+    h.report("w1", "PreToolUse",
+             {{"hook_event_name", "PreToolUse"},
+              {"tool_name", "AskUserQuestion"},
+              {"tool_input", {{"questions", {{{"question", "Which branch?"}}}}}}});
     a = activity_of(h, "w1");
     CHECK(a["waitingOn"]["kind"] == "question");
     CHECK(a["waitingOn"]["text"] == "Which branch?");

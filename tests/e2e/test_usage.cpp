@@ -102,16 +102,6 @@ bool tokens_are(const Json& u, const Transcript& t) {
            k["cacheWrite"] == t.cache_write && k["calls"] == t.calls;
 }
 
-// `team __report NAME@TEAM claude EVENT` with `payload` on stdin, as a Claude Code hook runs it.
-void report(const AgentsHome& h, const std::string& name, const std::string& event,
-            const Json& payload) {
-    auto r =
-        h.env.start({"__report", h.id(name), "claude", event}, h.extra(), payload.dump()).wait();
-    INFO("stderr: " << r.err);
-    REQUIRE(r.exit_code == 0);
-    CHECK(r.out.empty());
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -222,7 +212,7 @@ TEST_CASE(
     Transcript t{h.env.dir() / "transcript.jsonl"};
     t.append(0, 200, 3);  // three hours ago
     // Its hook names the record; the watcher reads it.
-    report(h, "w1", "PostToolUse", {{"transcript_path", t.path.string()}, {"tool_name", "Bash"}});
+    h.report("w1", "PostToolUse", {{"transcript_path", t.path.string()}, {"tool_name", "Bash"}});
     CHECK(eventually([&] { return tokens_are(usage_of(h, "w1"), t); }, bound(20000)));
     auto u = usage_of(h, "w1");
     CHECK(u["records"] == t.path.string());
@@ -266,7 +256,7 @@ TEST_CASE(
     CHECK(window["since"].is_string());
 
     // The agent's own figure wins over the price table's.
-    report(h, "w1", "StatusLine", {{"cost", {{"total_cost_usd", 0.4242}}}});
+    h.report("w1", "StatusLine", {{"cost", {{"total_cost_usd", 0.4242}}}});
     u = usage_of(h, "w1");
     CHECK(u["costSource"] == "agent");
     CHECK(u["cost"] == 0.4242);
@@ -302,7 +292,7 @@ TEST_CASE(
             << "\n";
     };
     call("m1", 850000);
-    report(h, "w1", "Stop", {{"transcript_path", path.string()}});
+    h.report("w1", "Stop", {{"transcript_path", path.string()}});
     CHECK(eventually([&] { return !messages(h, "budget_warning").empty(); }, bound(20000)));
     auto warned = messages(h, "budget_warning");
     REQUIRE(warned.size() == 1);
@@ -338,7 +328,7 @@ TEST_CASE("usage: a price table of the home's own, and an unknown model", "[usag
     std::ofstream(path)
         << R"({"type":"assistant","message":{"id":"m1","model":"acme-coder-20260101","usage":{"input_tokens":1000000,"output_tokens":1000000}}})"
         << "\n";
-    report(h, "w1", "Stop", {{"transcript_path", path.string()}});
+    h.report("w1", "Stop", {{"transcript_path", path.string()}});
     CHECK(eventually([&] { return usage_of(h, "w1")["tokens"]["calls"] == 1; }, bound(20000)));
     // Not priced: unknown, never guessed.
     auto u = usage_of(h, "w1");

@@ -149,6 +149,17 @@ class AgentsHome : public TeamHome {
         return a;
     }
 
+    // `team __report NAME@TEAM KIND EVENT` with `payload` on stdin, as an agent's hook runs it
+    // (Claude Code's and Gemini CLI's give it there): exit 0, nothing printed (a hook's stdout
+    // is read by its agent).
+    void report(const std::string& name, const std::string& event, const Json& payload,
+                const std::string& kind = "claude") const {
+        auto r = env.start({"__report", id(name), kind, event}, extra(), payload.dump()).wait();
+        INFO("stderr: " << r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.out.empty());
+    }
+
     // Polls `team agents --all` until the agent is terminated (up to `ms`); returns its record.
     Json wait_terminated(const std::string& name, int ms = 8000) const {
         Json last;
