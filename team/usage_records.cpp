@@ -85,11 +85,14 @@ std::int64_t epoch_ms(std::string_view text) {
     return static_cast<std::int64_t>(timegm(&tm)) * 1000 + millis;
 }
 
+constexpr std::size_t kMaxLine = 64u << 20;
+
 // One reading of a JSONL record from a byte offset: every whole line past it, handed to `line`;
 // `offset` ends after the last newline read. False when the file could not be opened.
 bool read_lines(const std::filesystem::path& path, std::int64_t& offset,
                 const std::function<void(std::string_view)>& line) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // (Non-blocking: a record swapped for a FIFO after its stat() never hangs the reader.)
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return false;
     std::string buffer;
     std::vector<char> chunk(1 << 20);
@@ -106,6 +109,13 @@ bool read_lines(const std::filesystem::path& path, std::int64_t& offset,
         }
         buffer.erase(0, start);
         at += static_cast<std::int64_t>(start);
+        // No record's line is this long: what a hook named is not a record (a log, a binary).
+        // Stepped over, so that the reader's memory stays bounded; what follows its next
+        // newline is read as lines again.
+        if (buffer.size() > kMaxLine) {
+            at += static_cast<std::int64_t>(buffer.size());
+            buffer.clear();
+        }
     }
     ::close(fd);
     offset = at;
@@ -267,6 +277,8 @@ json file_cursor(const FileState& now) {
 // The old Gemini chat file, one JSON document rewritten whole: all its messages, each time.
 RecordsRead read_whole_gemini(const std::filesystem::path& path, const FileState& now,
                               const json& cursor) {
+    // A chat file of this size is not one (a file named by mistake): not read into memory.
+    if (now.size > static_cast<std::int64_t>(kMaxLine)) return {{}, file_cursor(now)};
     std::ifstream in(path, std::ios::binary);
     if (!in) return {{}, cursor};
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
