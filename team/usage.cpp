@@ -341,9 +341,13 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
             break;
         }
     }
+    // The team's max-cost is warned of once for the team (its marks, reset by a new max-cost),
+    // an agent's own limits once for the agent.
+    bool team_warned = max_cost && load_team_budget(store, team->id).warned;
     bool warn_any = std::any_of(measured.begin(), measured.end(), [&](const Measured& m) {
-        return m.ratio() >= 0.8 &&
-               std::find(row->warned.begin(), row->warned.end(), m.limit) == row->warned.end();
+        if (m.ratio() < 0.8) return false;
+        if (m.limit == "team max-cost") return !team_warned;
+        return std::find(row->warned.begin(), row->warned.end(), m.limit) == row->warned.end();
     });
     if (!over && !warn_any) return std::nullopt;
     if (over && row->stopped) over = nullptr;
@@ -385,13 +389,14 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
         auto warned = marks->warned;
         for (const auto& m : measured) {
             if (m.ratio() < 0.8 || m.ratio() >= 1) continue;
-            if (std::find(warned.begin(), warned.end(), m.limit) != warned.end()) continue;
-            warned.push_back(m.limit);
             if (m.limit == "team max-cost") {
                 auto team_marks = load_team_budget(store, team->id);
                 if (team_marks.warned) continue;
                 team_marks.warned = true;
                 save_team_budget(store, team->id, team_marks);
+            } else {
+                if (std::find(warned.begin(), warned.end(), m.limit) != warned.end()) continue;
+                warned.push_back(m.limit);
             }
             char pct[16];
             std::snprintf(pct, sizeof pct, "%.0f %%", m.ratio() * 100);
