@@ -106,7 +106,7 @@ bool tokens_are(const Json& u, const Transcript& t) {
 
 TEST_CASE(
     "usage: a team's max-agents refuses the spawn beyond it with the count, and creates nothing",
-    "[usage]") {
+    "[usage][pg]") {
     AgentsHome h("use-max-agents");
     h.ok({"config", "set", "max-agents", "2", "--team", h.team()});
     h.spawn("w1", {"sleep", "600"});
@@ -272,7 +272,7 @@ TEST_CASE(
 
 TEST_CASE(
     "usage: a team over its max-cost has its agents stopped and refuses spawns, warned once first",
-    "[usage]") {
+    "[usage][pg]") {
     AgentsHome h("use-team-cost");
     h.ok({"config", "set", "sample-every", "100ms", "--team", h.team()});
     h.ok({"config", "set", "max-cost", "1.00", "--team", h.team()});
