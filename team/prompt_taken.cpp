@@ -89,6 +89,14 @@ std::string text_end(const std::string& text) {
     return std::string(utf8_tail(last, 16));
 }
 
+// How many times `needle` stands in `text`.
+int occurrences(const std::string& text, const std::string& needle) {
+    if (needle.empty()) return 0;
+    int n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+}
+
 // The Enter became a newline in the agent's input box: the cursor on an empty line of it, the
 // text's end on the line above. Gemini CLI does that to an Enter that comes within a while
 // (measured: up to ~0.8 s) of a bracketed paste, which it takes for an Enter of the paste.
@@ -159,20 +167,28 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
     EpochMs typed_at = clock.now();
     std::string end = text_end(text);
     if (answering && typed == Typed::notice) {
-        // A notice at a dialog: pasted, which the dialog ignores. Shown in the input box within
-        // a second, the wait was over (none reported its end): entered as a prompt is.
+        // A notice at a dialog: pasted, which the dialog ignores. Shown in an input box within a
+        // second (its end once more on the screen, wrapped lines joined, or a paste's
+        // placeholder once more: Codex and Claude Code fold a long paste into "[Pasted …]"), the
+        // wait was over (none reported its end): entered as a prompt is.
+        auto shown = [&] {
+            auto r = tmux.run({"capture-pane", "-p", "-J", "-t", pane_id});
+            if (!r.ok()) return std::make_pair(0, 0);
+            return std::make_pair(occurrences(r.out, end), occurrences(r.out, "[Pasted"));
+        };
+        auto seen_before = shown();
         tmux::TmuxServer(tmux).type_text(pane_id, text, false);
         auto shown_by = Steady::now() + std::chrono::seconds(1);
-        Screen now = look(tmux, pane_id);
-        while (!(now.ok && !end.empty() && now.cursor_line.find(end) != std::string::npos)) {
+        for (auto seen = shown();
+             !end.empty() && seen.first <= seen_before.first && seen.second <= seen_before.second;
+             seen = shown()) {
             if (Steady::now() >= shown_by) {
                 PromptTaken left;
                 left.how = "dialog";
-                left.screen = now.text;
+                left.screen = look(tmux, pane_id).text;
                 return left;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            now = look(tmux, pane_id);
         }
         answering = false;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));  // (as type_text's pause)

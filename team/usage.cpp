@@ -377,10 +377,10 @@ std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std:
             }
             try {
                 Shutdowns(store, clock, client).kill(*team, caller, k);
+                stopped = over->limit;
             } catch (const std::exception&) {
-                // ended meanwhile, or still starting: its next sample says again
+                // ended meanwhile, or still starting: not marked, so its next sample tries again
             }
-            stopped = over->limit;
         }
     }
     store.write([&] {

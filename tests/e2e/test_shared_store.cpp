@@ -353,9 +353,11 @@ TEST_CASE(
         url = db.url();
         TeamEnv a(url), b(url);
         ok(a, {"create", "web"});
-        // No write of the agents' screen watchers (a still screen is idle after idle-after) while
-        // the test counts who waits for the writers' lock below.
+        // No write of the agents' screen watchers (a still screen is idle after idle-after) or
+        // of their usage samplers (after their first sample) while the test counts who waits for
+        // the writers' lock below.
         ok(a, {"config", "set", "idle-after", "1h", "--team", "web"});
+        ok(a, {"config", "set", "sample-every", "1h", "--team", "web"});
         ok(a, {"spawn", "w1", "--", "sleep", "600"});
         // B reads w1's inbox as the messages come, with --wait, marking each read: across the
         // restart its listener reconnects and re-reads, so nothing is missed.
