@@ -414,7 +414,9 @@ TEST_CASE(
             team::test::eventually([&] { return listeners(db, "team_messages") >= 2; }, 30'000));
         auto mid = a.start({"send", "w1", "mid-command", "--team", "web"});
         REQUIRE(team::test::eventually([&] { return advisory("false") == 1; }, 30'000));
-        cluster.down("fast");
+        // Down at once, as a crash takes it (no shutdown checkpoint: on a loaded machine a fast
+        // shutdown's took long enough for the send's 10 s lock wait to run out first).
+        cluster.down("immediate");
         CHECK(team::test::eventually([&] { return !team::test::alive(mid.pid()); }, 5'000));
         auto failed = mid.wait();
         CHECK(failed.exit_code == 1);
