@@ -69,8 +69,13 @@ int report_hook(Core& core, const std::string& agent, const std::string& kind,
         store.write([&] {
             if (report) activity.report_in_write(member->id, *report);
             if (usage || (report && report->prompt_taken)) {
-                note_hook_usage(store, member->id, kind, event, doc,
-                                report && report->prompt_taken);
+                // What it spends never costs the report of what it does.
+                try {
+                    note_hook_usage(store, member->id, kind, event, doc,
+                                    report && report->prompt_taken);
+                } catch (const std::exception& e) {
+                    std::cerr << "team __report: " << e.what() << "\n";
+                }
             }
         });
     } catch (const std::exception& e) {

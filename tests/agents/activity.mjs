@@ -176,7 +176,14 @@ export const scenarios = {
   // `waiting` until their next prompt; Claude Code's idle_prompt Notification, 60 s on, aside.)
   'codex: a dialog answered no is idle': async (home) => {
     const agent = await codexAtItsDialog(home);
-    await home.tmux(['send-keys', '-t', agent.paneId, 'Escape']);
+    // Escape until the dialog is gone, as a person presses it again when the first went unseen
+    // (a key that comes before the dialog reads keys is lost).
+    let pressed = 0;
+    await until(async () => {
+      if (!/Would you like to run the following command\?/.test(await home.screen(agent.paneId))) return true;
+      if (pressed++ % 30 === 0) await home.tmux(['send-keys', '-t', agent.paneId, 'Escape']);
+      return false;
+    }, WAIT, 'the dialog answered no');
     await waitUntil(home, 'idle');
     const log = await states(home);
     assert.equal(log.at(-1).event, 'Interrupt', JSON.stringify(log));

@@ -345,7 +345,7 @@ TEST_CASE("12 claimers across 3 homes on 1,000 tasks: each task claimed exactly 
 TEST_CASE(
     "the store restarted under waiting readers: 100 messages sent around it all arrive, "
     "one inbox --wait across it reads what comes, and a command it stops under fails at once",
-    "[pg-only][faults]") {
+    "[pg-only][faults][pg-serial]") {
     PgCluster cluster;
     std::string url;
     {
@@ -414,9 +414,7 @@ TEST_CASE(
             team::test::eventually([&] { return listeners(db, "team_messages") >= 2; }, 30'000));
         auto mid = a.start({"send", "w1", "mid-command", "--team", "web"});
         REQUIRE(team::test::eventually([&] { return advisory("false") == 1; }, 30'000));
-        // Down at once, as a crash takes it (no shutdown checkpoint: on a loaded machine a fast
-        // shutdown's took long enough for the send's 10 s lock wait to run out first).
-        cluster.down("immediate");
+        cluster.down("fast");
         CHECK(team::test::eventually([&] { return !team::test::alive(mid.pid()); }, 5'000));
         auto failed = mid.wait();
         CHECK(failed.exit_code == 1);
