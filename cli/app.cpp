@@ -199,17 +199,17 @@ const Command kCommands[] = {
 // Declares the command named `only`, or every command when none is named.
 void add_commands(CLI::App& app, const char* only) {
     for (const auto& c : kCommands) {
-        if (only ? std::strcmp(c.name, only) == 0
-                 : std::strcmp(c.name, "__agent") != 0 && std::strcmp(c.name, "__acp") != 0 &&
-                       std::strcmp(c.name, "__watch") != 0 && std::strcmp(c.name, "__link") != 0 &&
-                       std::strcmp(c.name, "__report") != 0 &&
-                       std::strcmp(c.name, "__screen") != 0 &&
-                       std::strcmp(c.name, "__notify") != 0 &&
-                       std::strcmp(c.name, "__claude-state") != 0 &&
-                       std::strcmp(c.name, "__usage") != 0 &&
-                       std::strcmp(c.name, "__keeper") != 0 &&
-                       std::strcmp(c.name, "__channel") != 0 &&
-                       std::strcmp(c.name, "__complete") != 0) {
+        if (only
+                ? std::strcmp(c.name, only) == 0
+                : std::strcmp(c.name, "__agent") != 0 && std::strcmp(c.name, "__acp") != 0 &&
+                      std::strcmp(c.name, "__watch") != 0 && std::strcmp(c.name, "__link") != 0 &&
+                      std::strcmp(c.name, "__report") != 0 &&
+                      std::strcmp(c.name, "__screen") != 0 &&
+                      std::strcmp(c.name, "__notify") != 0 &&
+                      std::strcmp(c.name, "__claude-state") != 0 &&
+                      std::strcmp(c.name, "__usage") != 0 && std::strcmp(c.name, "__keeper") != 0 &&
+                      std::strcmp(c.name, "__channel") != 0 &&
+                      std::strcmp(c.name, "__complete") != 0) {
             c.add(app);
         }
     }

@@ -20,9 +20,9 @@
 #include "proc/processes.hpp"
 #include "state/host_rows.hpp"
 #include "state/store.hpp"
+#include "state/usage_rows.hpp"
 #include "team/teams.hpp"
 #include "team/worktrees.hpp"
-#include "state/usage_rows.hpp"
 #include "tmux/server.hpp"
 
 namespace team {

@@ -138,7 +138,8 @@ class Home : public team::test::TeamHome {
         return team::test::rows_as_text(
             db, {"SELECT * FROM tasks ORDER BY team_id, id",
                  "SELECT * FROM task_blockers ORDER BY team_id, task_id, blocker",
-                 "SELECT id, type, details FROM activity WHERE type NOT IN ('agent_state', 'worktree_state') ORDER BY id"});
+                 "SELECT id, type, details FROM activity WHERE type NOT IN ('agent_state', "
+                 "'worktree_state') ORDER BY id"});
     }
 };
 

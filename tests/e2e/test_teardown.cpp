@@ -53,7 +53,8 @@ class Home : public team::test::AgentsHome {
                      "ORDER BY id",
                      "SELECT * FROM shutdown_requests ORDER BY id",
                      "SELECT id, recipient_id, type, text, data, read_at FROM messages ORDER BY id",
-                     "SELECT id, team_id, type, actor, details FROM activity WHERE type NOT IN ('agent_state', 'worktree_state') ORDER BY id",
+                     "SELECT id, team_id, type, actor, details FROM activity WHERE type NOT IN "
+                     "('agent_state', 'worktree_state') ORDER BY id",
                      "SELECT * FROM tasks ORDER BY team_id, id"});
     }
 };

@@ -167,7 +167,9 @@ class Home : public team::test::AgentsHome {
                      "SELECT * FROM tasks ORDER BY team_id, id",
                      "SELECT * FROM task_blockers ORDER BY 1, 2, 3",
                      "SELECT * FROM messages ORDER BY id", "SELECT * FROM shutdown_requests",
-                     "SELECT * FROM shells ORDER BY id", "SELECT * FROM activity WHERE type NOT IN ('agent_state', 'worktree_state') ORDER BY id"});
+                     "SELECT * FROM shells ORDER BY id",
+                     "SELECT * FROM activity WHERE type NOT IN ('agent_state', 'worktree_state') "
+                     "ORDER BY id"});
     }
 
     std::string integrity() const { return rows({"PRAGMA integrity_check"}); }
