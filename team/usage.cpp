@@ -1,12 +1,7 @@
 #include "team/usage.hpp"
 
-#include <poll.h>
-#include <pthread.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
 
 #include "base/amounts.hpp"
 #include "base/duration.hpp"
@@ -15,19 +10,14 @@
 #include "base/programs.hpp"
 #include "state/activity.hpp"
 #include "state/members.hpp"
-#include "state/teams.hpp"
 #include "team/config.hpp"
-#include "team/messages.hpp"
-#include "team/notify.hpp"
-#include "team/shutdown.hpp"
 #include "team/usage_records.hpp"
-#include "tmux/server.hpp"
 
 namespace team {
 
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 // (Built by assignment, not from initializer lists, which copy every value once more: a
 // look of 50 agents builds a thousand of these.)
@@ -46,45 +36,7 @@ json optional_int(const std::optional<std::int64_t>& v) {
     return v ? json(*v) : json(nullptr);
 }
 
-// One of an agent's limits, measured.
-struct Measured {
-    std::string limit;  // max-tokens, max-cost, max-memory, max-runtime, team max-cost
-    double used = 0, max = 0;
-    std::string used_text, max_text;
-    double ratio() const { return max > 0 ? used / max : 0; }
-};
-
-std::string tokens_text(double n) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f tokens", n);
-    return buf;
-}
-
-std::vector<Measured> measure(const AgentUsageRow& row, const UsageFigures& f) {
-    std::vector<Measured> out;
-    const auto& l = row.limits;
-    if (l.max_tokens) {
-        auto used = static_cast<double>(f.tokens.total());
-        auto max = static_cast<double>(*l.max_tokens);
-        out.push_back({"max-tokens", used, max, tokens_text(used), tokens_text(max)});
-    }
-    if (l.max_cost && f.cost) {
-        out.push_back(
-            {"max-cost", *f.cost, *l.max_cost, format_usd(*f.cost), format_usd(*l.max_cost)});
-    }
-    if (l.max_memory && f.memory) {
-        out.push_back({"max-memory", static_cast<double>(*f.memory),
-                       static_cast<double>(*l.max_memory), format_size(*f.memory),
-                       format_size(*l.max_memory)});
-    }
-    if (l.max_runtime_ms) {
-        out.push_back({"max-runtime", static_cast<double>(f.runtime_ms),
-                       static_cast<double>(*l.max_runtime_ms),
-                       format_duration(Millis(f.runtime_ms / 100 * 100)),
-                       format_duration(Millis(*l.max_runtime_ms))});
-    }
-    return out;
-}
+}  // namespace
 
 std::optional<double> team_max_cost(Store& store, std::int64_t team_id) {
     auto v = config_value(store, team_id, "max-cost");
@@ -108,7 +60,7 @@ std::optional<std::int64_t> team_max_agents(Store& store, std::int64_t team_id) 
 
 // The team's cost: what its agents' costs sum to (those unknown left out, and counted).
 double team_cost(Store& store, const TeamRecord& team, const PriceTable& prices, EpochMs now,
-                 int* unknown = nullptr) {
+                 int* unknown) {
     double sum = 0;
     auto rows = team_agent_usage(store, team.id);
     for (const auto& agent : load_agents(store, team, true)) {
@@ -123,31 +75,6 @@ double team_cost(Store& store, const TeamRecord& team, const PriceTable& prices,
     }
     return sum;
 }
-
-json measured_json(const AgentRecord& agent, const Measured& m) {
-    return {{"agent", agent.name},  {"agentId", agent.id_string()},
-            {"limit", m.limit},     {"used", m.used},
-            {"max", m.max},         {"usedText", m.used_text},
-            {"maxText", m.max_text}};
-}
-
-// The leader told (message, activity entry, notify event) in the caller's write.
-void tell_leader(Store& store, const AgentRecord& agent, const std::string& type,
-                 const std::string& text, const json& data, EpochMs now) {
-    auto team = find_team_by_id(store, agent.team_id);
-    if (!team) return;
-    if (auto leader = find_leader(store, agent.team_id); leader && leader->live()) {
-        post_message(store.db(), *team, agent.name, *leader, type, text, data, now);
-    }
-    append_activity(store.db(), agent.team_id, now, "team", type, data);
-    json event = data;
-    event["event"] = type;
-    event["team"] = agent.team;
-    event["at"] = iso8601(now);
-    notify_after_commit(store, event);
-}
-
-}  // namespace
 
 UsageFigures usage_figures(const AgentRecord& agent, const AgentUsageRow* row,
                            const PriceTable& prices, EpochMs now) {
@@ -267,30 +194,6 @@ void note_hook_usage(Store& store, std::int64_t agent_id, std::string_view kind,
     if (turn) add_usage_turn(store, agent_id);
 }
 
-void check_spawn_budget(Store& store, const TeamRecord& team) {
-    if (auto max = team_max_agents(store, team.id)) {
-        int live = count_live_agents(store, team.id);
-        if (live >= *max) {
-            throw refused("team " + quote(team.name) + " has " + std::to_string(live) +
-                          " live agent" + (live == 1 ? "" : "s") + " of its max-agents " +
-                          std::to_string(*max) +
-                          ": nothing was spawned (stop one, or raise it: team config set "
-                          "max-agents N --team " +
-                          team.name + ")");
-        }
-    }
-    if (auto max = team_max_cost(store, team.id)) {
-        SystemClock clock;
-        double spent = team_cost(store, team, prices_in_force(store), clock.now());
-        if (spent >= *max) {
-            throw refused("team " + quote(team.name) + " has spent " + format_usd(spent) +
-                          " of its max-cost " + format_usd(*max) +
-                          ": nothing was spawned (raise it: team config set max-cost USD --team " +
-                          team.name + ")");
-        }
-    }
-}
-
 int read_agent_records(Store& store, std::int64_t agent_id) {
     auto row = load_agent_usage(store, agent_id);
     if (!row || !row->records || !row->records_kind) return 0;
@@ -309,239 +212,6 @@ int read_agent_records(Store& store, std::int64_t agent_id) {
         if (!now || now->records != path || now->cursor != row->cursor) return 0;
         return add_usage_calls(store, agent_id, calls, read.cursor);
     });
-}
-
-std::optional<std::string> enforce_limits(Store& store, const Clock& clock, std::int64_t agent_id,
-                                          const std::optional<proc::TreeSample>& sample) {
-    auto agent = load_agent(store, agent_id);
-    if (!agent || !agent->live() || agent->is_leader) return std::nullopt;
-    auto team = find_team_by_id(store, agent->team_id);
-    if (!team) return std::nullopt;
-    auto row = load_agent_usage(store, agent_id);
-    if (!row) return std::nullopt;
-    auto max_cost = team_max_cost(store, team->id);
-    if (!row->limits.any() && !max_cost) return std::nullopt;  // nothing to hold it to
-    if (sample && sample->processes > 0) {
-        row->pss = sample->pss;
-        row->rss = sample->rss;
-    }
-    EpochMs now = clock.now();
-    PriceTable prices = prices_in_force(store);
-    UsageFigures f = usage_figures(*agent, &*row, prices, now);
-    std::vector<Measured> measured = measure(*row, f);
-    if (max_cost) {
-        double spent = team_cost(store, *team, prices, now);
-        measured.push_back(
-            {"team max-cost", spent, *max_cost, format_usd(spent), format_usd(*max_cost)});
-    }
-    const Measured* over = nullptr;
-    for (const auto& m : measured) {
-        if (m.ratio() >= 1) {
-            over = &m;
-            break;
-        }
-    }
-    // The team's max-cost is warned of once for the team (its marks, reset by a new max-cost),
-    // an agent's own limits once for the agent.
-    bool team_warned = max_cost && load_team_budget(store, team->id).warned;
-    bool warn_any = std::any_of(measured.begin(), measured.end(), [&](const Measured& m) {
-        if (m.ratio() < 0.8) return false;
-        if (m.limit == "team max-cost") return !team_warned;
-        return std::find(row->warned.begin(), row->warned.end(), m.limit) == row->warned.end();
-    });
-    if (!over && !warn_any) return std::nullopt;
-    if (over && row->stopped) over = nullptr;
-
-    // The stop first: its request (and the force after the grace, which the agent's supervisor
-    // holds to) is made before it is marked, so that nothing marks a stop that was not made.
-    std::optional<std::string> stopped;
-    if (over) {
-        auto leader = find_leader(store, team->id);
-        if (leader) {
-            Caller caller{leader->name, team->name, true, leader->id};
-            tmux::TmuxClient client(tmux::TmuxServer::socket_args(store.home()),
-                                    tmux::TmuxServer::ensure_config(store.home()));
-            KillOptions k;
-            k.name = agent->name;
-            k.reason = "budget: " + over->limit + " reached (" + over->used_text + " of " +
-                       over->max_text + ")";
-            k.force_after = Millis(row->limits.limit_grace_ms);
-            // The force's SIGKILL after its SIGTERM: no later than the limit grace (a tree
-            // that balloons is not given 5 s more).
-            k.grace =
-                std::min(k.grace, Millis(std::max<std::int64_t>(row->limits.limit_grace_ms, 100)));
-            if (agent->status == AgentStatus::shutting_down) {
-                // A stop under way: its force brought forward to the limit grace.
-                k.wait = true;
-                k.timeout = Millis(1);
-            }
-            try {
-                Shutdowns(store, clock, client).kill(*team, caller, k);
-                stopped = over->limit;
-            } catch (const std::exception&) {
-                // ended meanwhile, or still starting: not marked, so its next sample tries again
-            }
-        }
-    }
-    store.write([&] {
-        auto marks = load_agent_usage(store, agent_id);
-        if (!marks) return;
-        auto warned = marks->warned;
-        for (const auto& m : measured) {
-            if (m.ratio() < 0.8 || m.ratio() >= 1) continue;
-            if (m.limit == "team max-cost") {
-                auto team_marks = load_team_budget(store, team->id);
-                if (team_marks.warned) continue;
-                team_marks.warned = true;
-                save_team_budget(store, team->id, team_marks);
-            } else {
-                if (std::find(warned.begin(), warned.end(), m.limit) != warned.end()) continue;
-                warned.push_back(m.limit);
-            }
-            char pct[16];
-            std::snprintf(pct, sizeof pct, "%.0f %%", m.ratio() * 100);
-            std::string whose =
-                m.limit == "team max-cost" ? "team " + team->name + " has" : agent->name + " has";
-            tell_leader(store, *agent, "budget_warning",
-                        whose + " used " + pct + " of its " + m.limit + " (" + m.used_text +
-                            " of " + m.max_text + ")",
-                        measured_json(*agent, m), now);
-        }
-        std::optional<std::string> stop_mark = marks->stopped;
-        if (stopped && !stop_mark) {
-            stop_mark = stopped;
-            for (const auto& m : measured) {
-                if (m.limit != *stopped) continue;
-                json data = measured_json(*agent, m);
-                data["limitGrace"] = format_duration(Millis(row->limits.limit_grace_ms));
-                tell_leader(store, *agent, "budget_stop",
-                            agent->name + " reached its " + m.limit + " (" + m.used_text + " of " +
-                                m.max_text + "): asked to stop, forced in " +
-                                format_duration(Millis(row->limits.limit_grace_ms)) +
-                                " if it has not",
-                            data, now);
-                if (m.limit == "team max-cost") {
-                    auto team_marks = load_team_budget(store, team->id);
-                    team_marks.stopped = true;
-                    save_team_budget(store, team->id, team_marks);
-                }
-            }
-        }
-        save_usage_marks(store, agent_id, warned, stop_mark);
-    });
-    return stopped;
-}
-
-namespace {
-
-// What a sampler last wrote, so that it writes only what moved.
-struct Saved {
-    std::int64_t cpu = -1, memory = -1;
-    EpochMs at = 0;
-};
-
-// One period of a sampler: the tree, the record's new calls, the limits. False when the agent
-// has ended (nothing more to sample).
-bool sample_once(Store& store, const Clock& clock, std::int64_t agent_id, pid_t root,
-                 Saved& saved) {
-    auto agent = load_agent(store, agent_id);
-    if (!agent || !agent->live()) return false;
-    proc::TreeSample sample = proc::sample_tree(root);
-    if (sample.processes == 0) return false;  // the agent's process is gone
-    read_agent_records(store, agent_id);
-    EpochMs now = clock.now();
-    // Written when it moved: CPU by half a second, memory by a MiB and 1 %, else every 30 s
-    // (each commit wakes every watch of the store).
-    std::int64_t memory = sample.pss > 0 ? sample.pss : sample.rss;
-    bool moved = saved.cpu < 0 || sample.cpu_ms - saved.cpu >= 500 ||
-                 (std::llabs(memory - saved.memory) >= (1 << 20) &&
-                  std::llabs(memory - saved.memory) * 100 >= saved.memory) ||
-                 now - saved.at >= 30'000;
-    if (moved) {
-        store.write([&] {
-            save_usage_sample(store, agent_id, sample.cpu_ms, sample.rss, sample.pss, now);
-        });
-        saved = {sample.cpu_ms, memory, now};
-    }
-    enforce_limits(store, clock, agent_id, sample);
-    return true;
-}
-
-Millis sample_period(Store& store, std::int64_t team_id) {
-    try {
-        return config_duration(store, team_id, "sample-every");
-    } catch (const std::exception&) {
-        return Millis(2000);
-    }
-}
-
-}  // namespace
-
-UsageSampler::UsageSampler(std::filesystem::path home, std::string url, std::int64_t agent_id,
-                           pid_t root)
-    : home_(std::move(home)), url_(std::move(url)), agent_id_(agent_id), root_(root) {
-    thread_ = std::thread([this] { run(); });
-}
-
-UsageSampler::~UsageSampler() {
-    stop();
-}
-
-void UsageSampler::stop() {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    woken_.notify_all();
-    if (thread_.joinable()) thread_.join();
-}
-
-void UsageSampler::run() {
-    ::pthread_setname_np(::pthread_self(), "team-usage");  // its CPU, apart (bench/usage.cpp)
-    SystemClock clock;
-    std::optional<Store> store;
-    std::optional<std::int64_t> team_id;
-    Saved saved;
-    // The first sample a moment after the start, off the spawn's path (which has its last
-    // write to make): a tenth of a second, then every period.
-    Millis every{100};
-    while (true) {
-        {
-            std::unique_lock lock(mutex_);
-            if (woken_.wait_for(lock, every, [this] { return stopping_; })) return;
-        }
-        try {
-            if (!store) store.emplace(home_, url_);
-            if (!team_id) {
-                auto agent = load_agent(*store, agent_id_);
-                if (!agent) return;
-                team_id = agent->team_id;
-            }
-            every = sample_period(*store, *team_id);
-            if (!sample_once(*store, clock, agent_id_, root_, saved)) return;
-        } catch (const std::exception&) {
-            // a busy or unreachable store: the next period tries again
-            every = std::max(every, Millis(1000));
-        }
-    }
-}
-
-int watch_usage(Store& store, std::int64_t agent_id) {
-    SystemClock clock;
-    auto agent = load_agent(store, agent_id);
-    if (!agent || !agent->pid) return 1;
-    Saved saved;
-    while (true) {
-        Millis every = sample_period(store, agent->team_id);
-        try {
-            if (!sample_once(store, clock, agent_id, static_cast<pid_t>(*agent->pid), saved)) break;
-        } catch (const std::exception&) {
-            // a busy store: the next period tries again
-        }
-        pollfd none{-1, 0, 0};
-        if (::poll(&none, 0, static_cast<int>(every.count())) < 0 && errno != EINTR) break;
-    }
-    return 0;
 }
 
 json team_usage(Store& store, const TeamRecord& team, const std::vector<std::string>& names,

@@ -70,6 +70,13 @@ void note_hook_usage(Store& store, std::int64_t agent_id, std::string_view kind,
 // Whether a hook's payload says anything `note_hook_usage` keeps.
 bool hook_has_usage(std::string_view event, const nlohmann::json& payload);
 
+// A team's limits as its config says (none when not set), and what its agents' costs sum to
+// (those whose cost is unknown left out, counted in `unknown`).
+std::optional<double> team_max_cost(Store& store, std::int64_t team_id);
+std::optional<std::int64_t> team_max_agents(Store& store, std::int64_t team_id);
+double team_cost(Store& store, const TeamRecord& team, const PriceTable& prices, EpochMs now,
+                 int* unknown = nullptr);
+
 // In a spawn's write: refused (exit 4, with the count) when the team is at its max-agents, or
 // at or over its max-cost.
 void check_spawn_budget(Store& store, const TeamRecord& team);
