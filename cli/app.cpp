@@ -165,6 +165,7 @@ const Command kCommands[] = {
     {"kill-agent", add_kill_command},
     {"shutdown", add_shutdown_command},
     {"teardown", add_teardown_command},
+    {"resume", add_resume_command},
     {"diff", add_diff_command},
     {"merge", add_merge_command},
     {"worktree", add_worktree_command},

@@ -35,6 +35,7 @@ void add_task_command(CLI::App& app);
 void add_kill_command(CLI::App& app);
 void add_shutdown_command(CLI::App& app);
 void add_teardown_command(CLI::App& app);
+void add_resume_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_worktree_command(CLI::App& app);

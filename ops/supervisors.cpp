@@ -10,6 +10,7 @@
 #include "ops/remote.hpp"
 #include "shells/shells.hpp"
 #include "state/members.hpp"
+#include "state/resume_rows.hpp"
 #include "state/teams.hpp"
 #include "team/acp_host.hpp"
 #include "team/agent_activity.hpp"
@@ -53,7 +54,12 @@ int report_hook(Core& core, const std::string& agent, const std::string& kind,
         if (doc.is_discarded()) doc = nlohmann::json::object();
         auto report = hook_report(kind, event, doc);
         bool usage = hook_has_usage(event, doc);
-        if (!report && !usage) return 0;
+        // Its conversation's id (SPEC 19: what `team resume` resumes), on every hook.
+        std::string session;
+        if (auto id = doc.find("session_id"); id != doc.end() && id->is_string())
+            session = id->get<std::string>();
+        if (session.size() > 256) session.clear();
+        if (!report && !usage && session.empty()) return 0;
         auto at = agent.rfind('@');
         if (at == std::string::npos) return 0;
         // A hook of an agent whose home is gone (removed, mistyped) makes none.
@@ -77,6 +83,7 @@ int report_hook(Core& core, const std::string& agent, const std::string& kind,
                     std::cerr << "team __report: " << e.what() << "\n";
                 }
             }
+            if (!session.empty()) note_conversation_id(store, member->id, session);
         });
     } catch (const std::exception& e) {
         std::cerr << "team __report: " << e.what() << "\n";

@@ -20,7 +20,7 @@ const std::array kTable{
     &prompt_agent_op,    &wait_agents_op,      &usage_op,           &send_message_op,     &read_inbox_op,      &ack_messages_op,
     &add_task_op,        &list_tasks_op,       &show_task_op,       &claim_task_op,
     &update_task_op,     &complete_task_op,    &kill_agent_op,      &approve_shutdown_op,
-    &reject_shutdown_op, &confirm_shutdown_op, &shutdown_status_op, &teardown_op,
+    &reject_shutdown_op, &confirm_shutdown_op, &shutdown_status_op, &teardown_op,        &resume_op,
     &start_shell_op,     &list_shells_op,      &shell_status_op,    &shell_output_op,
     &wait_shell_op,      &kill_shell_op,       &release_shell_op,   &gc_shells_op,
     &list_executions_op, &execution_status_op, &terminate_execution_op,

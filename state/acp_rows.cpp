@@ -23,7 +23,7 @@ std::optional<std::string> json_text(const json& j) {
 
 const char* const kSessionColumns =
     "SELECT agent_id, team_id, policy, state, session_id, agent_info, auth_methods, end_reason, "
-    "stderr_tail, cancels FROM acp_agents ";
+    "stderr_tail, cancels, load_from FROM acp_agents ";
 
 AcpSessionRow read_session(Statement& s) {
     AcpSessionRow r;
@@ -37,6 +37,7 @@ AcpSessionRow read_session(Statement& s) {
     r.end_reason = column_or_null<std::string>(s.getColumn(7));
     r.stderr_tail = column_or_null<std::string>(s.getColumn(8));
     r.cancels = s.getColumn(9).getInt64();
+    r.load_from = column_or_null<std::string>(s.getColumn(10));
     return r;
 }
 
@@ -159,6 +160,16 @@ void end_acp_session(Store& store, std::int64_t agent_id, const std::string& rea
     }
     fail_open_acp_turns(store, agent_id, reason, at);
     expire_acp_permissions(store, agent_id, at);
+}
+
+void reopen_acp_session(Store& store, std::int64_t agent_id,
+                        const std::optional<std::string>& load_from) {
+    Statement s(store.db(),
+                "UPDATE acp_agents SET state = 'starting', end_reason = NULL, stderr_tail = NULL, "
+                "load_from = ? WHERE agent_id = ?");
+    bind_or_null(s, 1, load_from);
+    s.bind(2, agent_id);
+    s.exec();
 }
 
 std::int64_t add_acp_cancel(Store& store, std::int64_t agent_id) {

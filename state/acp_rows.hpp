@@ -25,6 +25,8 @@ struct AcpSessionRow {
     nlohmann::json auth_methods;  // null unless it asked for authentication
     std::optional<std::string> end_reason, stderr_tail;
     std::int64_t cancels = 0;
+    // The session its host loads (`session/load`) at its next start, set by a resume (SPEC 19).
+    std::optional<std::string> load_from;
 };
 
 void insert_acp_session(Store& store, const AcpSessionRow& row);
@@ -40,6 +42,10 @@ void set_acp_session_ended(Store& store, std::int64_t agent_id, const std::strin
 // recorded the end first, is ended with `reason`; its open turns fail and its open permission
 // requests expire. Nothing for an agent that is not an ACP agent (one lookup by key).
 void end_acp_session(Store& store, std::int64_t agent_id, const std::string& reason, EpochMs at);
+// The agent starts again (a resume, SPEC 19): its session is starting, and its host loads
+// `load_from` (when given) instead of making a new one.
+void reopen_acp_session(Store& store, std::int64_t agent_id,
+                        const std::optional<std::string>& load_from);
 // One more cancel request; returns the new count.
 std::int64_t add_acp_cancel(Store& store, std::int64_t agent_id);
 

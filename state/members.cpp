@@ -161,6 +161,25 @@ std::int64_t insert_spawning_agent(Store& store, const AgentRecord& agent, const
     return insert.getColumn(0).getInt64();
 }
 
+bool restart_agent(Store& store, std::int64_t agent_id, const nlohmann::json& command,
+                   const Spawner& spawner) {
+    Statement up(store.db(), R"sql(
+        UPDATE agents SET status = 'spawning', command = ?, pane_id = NULL, pid = NULL,
+            pid_start_time = NULL, supervisor_pid = NULL, supervisor_start = NULL,
+            terminated_at = NULL, exit_code = NULL, signal = NULL, exit_reason = NULL,
+            spawn_error = NULL, spawner_pid = ?, spawner_start = ?, home_id = ?
+        WHERE id = ? AND status = 'terminated'
+          AND NOT EXISTS (SELECT 1 FROM agents o WHERE o.team_id = agents.team_id
+                          AND o.name = agents.name AND o.status <> 'terminated')
+    )sql");
+    up.bind(1, command.dump());
+    up.bind(2, spawner.pid);
+    up.bind(3, spawner.start);
+    up.bind(4, store.home_id());
+    up.bind(5, agent_id);
+    return up.exec() > 0;
+}
+
 void set_agent_log_file(Store& store, std::int64_t agent_id, const std::string& log_file) {
     Statement log(store.db(), "UPDATE agents SET log_file = ? WHERE id = ?");
     log.bind(1, log_file);

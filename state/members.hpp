@@ -61,6 +61,12 @@ struct Spawner {
 std::int64_t insert_spawning_agent(Store& store, const AgentRecord& agent, const Spawner& spawner);
 void set_agent_log_file(Store& store, std::int64_t agent_id, const std::string& log_file);
 void set_agent_spawn_error(Store& store, std::int64_t agent_id, const std::string& error);
+// A terminated agent started again under its own record (SPEC 19, in the resume's write): back
+// to `spawning` as `spawner` makes it, in this home, with `command` as it starts now, its end
+// forgotten (its inbox, worktree, spending and activity stay its own). False when it is not
+// terminated any more or a live member has its name.
+bool restart_agent(Store& store, std::int64_t agent_id, const nlohmann::json& command,
+                   const Spawner& spawner);
 void delete_agent(Store& store, std::int64_t agent_id);
 
 // What a pane supervisor records once its agent's command runs.

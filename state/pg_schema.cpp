@@ -294,7 +294,7 @@ struct PgMigration {
     int version;
     const char* sql;
 };
-constexpr std::array<PgMigration, 5> kPgMigrations{{
+constexpr std::array<PgMigration, 6> kPgMigrations{{
     // 11: the home each agent and shell lives in (state/schema.cpp's migration 11).
     {11, R"sql(
 ALTER TABLE agents ADD COLUMN home_id TEXT;
@@ -394,6 +394,28 @@ CREATE TABLE team_budget (
     warned  BIGINT NOT NULL DEFAULT 0,
     stopped BIGINT NOT NULL DEFAULT 0
 );
+)sql"},
+    // 16: what it takes to bring an agent back (state/schema.cpp's migration 16).
+    {16, R"sql(
+CREATE TABLE agent_resume (
+    agent_id        BIGINT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    preset          TEXT,
+    argv            TEXT NOT NULL,
+    conversation    TEXT,
+    conversation_id TEXT,
+    resumes         BIGINT NOT NULL DEFAULT 0,
+    resumed_at      BIGINT
+);
+ALTER TABLE tasks ADD COLUMN handed_back_from TEXT;
+ALTER TABLE tasks ADD COLUMN handed_back_status TEXT;
+ALTER TABLE tasks ADD COLUMN handed_back_epoch BIGINT;
+ALTER TABLE acp_agents ADD COLUMN load_from TEXT;
+ALTER TABLE agent_usage ADD COLUMN run_from BIGINT;
+ALTER TABLE agent_usage ADD COLUMN run_before_ms BIGINT NOT NULL DEFAULT 0;
+UPDATE agents SET env = (
+    SELECT COALESCE(json_agg(split_part(e, '=', 1)), '[]')::text
+    FROM json_array_elements_text(agents.env::json) AS e)
+WHERE env LIKE '%=%';
 )sql"},
 }};
 

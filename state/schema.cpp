@@ -458,6 +458,38 @@ CREATE TABLE team_budget (
     stopped INTEGER NOT NULL DEFAULT 0   -- its agents stopped at 100 %
 );
 )sql",
+    // 16: what it takes to bring an agent back after a reboot (SPEC 19, team/resume.hpp): its
+    // preset and command as asked (a preset is wired again at each start), and its
+    // conversation's id, chosen at spawn or learned from its reports; the tasks an agent held when
+    // it ended, so that its resume takes back those nobody claimed since (their epoch unchanged);
+    // the ACP session to `session/load` at its host's next start; when its current run began and
+    // how long its runs before it lasted (its runtime, a limit's too, leaves out the time it was
+    // down). An agent's --env values are
+    // never kept: `env` keeps their names (the values reach its supervisor through a private
+    // file, team/env_file.hpp), and the values kept before are dropped here.
+    R"sql(
+CREATE TABLE agent_resume (
+    agent_id        INTEGER PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    preset          TEXT,               -- claude, codex, gemini: wired again at each start
+    argv            TEXT NOT NULL,      -- JSON: the command as asked, before a preset's wiring
+    conversation    TEXT,               -- claude, codex, gemini, acp: how its conversation resumes
+    conversation_id TEXT,               -- chosen at spawn or learned from its reports
+    resumes         INTEGER NOT NULL DEFAULT 0,
+    resumed_at      INTEGER
+);
+ALTER TABLE tasks ADD COLUMN handed_back_from TEXT;
+ALTER TABLE tasks ADD COLUMN handed_back_status TEXT;
+ALTER TABLE tasks ADD COLUMN handed_back_epoch INTEGER;
+ALTER TABLE acp_agents ADD COLUMN load_from TEXT;
+ALTER TABLE agent_usage ADD COLUMN run_from INTEGER;
+ALTER TABLE agent_usage ADD COLUMN run_before_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE agents SET env = (
+    SELECT COALESCE(json_group_array(CASE WHEN instr(value, '=') > 0
+                                          THEN substr(value, 1, instr(value, '=') - 1)
+                                          ELSE value END), '[]')
+    FROM json_each(agents.env))
+WHERE env LIKE '%=%';
+)sql",
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,

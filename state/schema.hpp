@@ -12,7 +12,7 @@ class Database;
 
 namespace team {
 
-inline constexpr int kSchemaVersion = 15;
+inline constexpr int kSchemaVersion = 16;
 
 // PRAGMA user_version of the open database.
 int schema_version(SQLite::Database& db);

@@ -1,5 +1,7 @@
 #include "state/task_rows.hpp"
 
+#include <algorithm>
+
 #include "state/db.hpp"
 
 #include "state/sql.hpp"
@@ -168,7 +170,8 @@ std::int64_t insert_task(Store& store, std::int64_t team_id, const std::string& 
 bool claim_task_row(Store& store, std::int64_t team_id, std::int64_t id, const std::string& owner,
                     EpochMs now) {
     Statement take(store.db(), R"sql(
-        UPDATE tasks SET status = 'in_progress', owner = ?, claimed_at = ?, updated_at = ?
+        UPDATE tasks SET status = 'in_progress', owner = ?, claimed_at = ?, updated_at = ?,
+                         handed_back_from = NULL
         WHERE team_id = ? AND id = ? AND status = 'pending' AND (owner IS NULL OR owner = ?)
           AND NOT )sql" + blocked_sql("tasks"));
     take.bind(1, owner);
@@ -184,7 +187,8 @@ void update_task_row(Store& store, std::int64_t team_id, std::int64_t id, TaskSt
                      const std::optional<std::string>& owner, std::optional<EpochMs> claimed_at,
                      const std::string& subject, const std::string& description, EpochMs now) {
     Statement up(store.db(), R"sql(
-        UPDATE tasks SET status = ?, owner = ?, claimed_at = ?, subject = ?, description = ?,
+        UPDATE tasks SET handed_back_from = NULL, status = ?, owner = ?, claimed_at = ?,
+                         subject = ?, description = ?,
                          updated_at = ?
         WHERE team_id = ? AND id = ?
     )sql");
@@ -214,16 +218,40 @@ std::vector<std::string> hand_back_tasks(Db& db, std::int64_t team_id, const std
     Statement hand_back(db, R"sql(
         UPDATE tasks INDEXED BY tasks_owner
         SET owner = ?, claimed_at = NULL, status = 'pending', warning = ?, updated_at = ?,
-            epoch = epoch + 1
+            handed_back_from = ?, handed_back_status = status, epoch = epoch + 1
         WHERE team_id = ? AND owner = ? AND status IN ('pending', 'in_progress')
     )sql");
     bind_or_null(hand_back, 1, to);
     hand_back.bind(2, "Reassigned: previous owner " + agent + " terminated");
     hand_back.bind(3, at);
-    hand_back.bind(4, team_id);
-    hand_back.bind(5, agent);
+    // Remembered for the agent's resume (SPEC 19), when nobody was given them.
+    bind_or_null(hand_back, 4, to ? std::nullopt : std::optional<std::string>(agent));
+    hand_back.bind(5, team_id);
+    hand_back.bind(6, agent);
     hand_back.exec();
     return ids;
+}
+
+std::vector<std::string> take_back_tasks(Db& db, std::int64_t team_id, const std::string& agent,
+                                         EpochMs at) {
+    Statement take(db, R"sql(
+        UPDATE tasks
+        SET owner = handed_back_from, status = handed_back_status,
+            claimed_at = CASE WHEN handed_back_status = 'in_progress' THEN ? ELSE NULL END,
+            warning = NULL, updated_at = ?, epoch = epoch + 1, handed_back_from = NULL
+        WHERE team_id = ? AND handed_back_from = ? AND owner IS NULL AND status = 'pending'
+        RETURNING id
+    )sql");
+    take.bind(1, at);
+    take.bind(2, at);
+    take.bind(3, team_id);
+    take.bind(4, agent);
+    std::vector<std::int64_t> ids;
+    while (take.executeStep()) ids.push_back(take.getColumn(0).getInt64());
+    std::sort(ids.begin(), ids.end());
+    std::vector<std::string> out;
+    for (auto id : ids) out.push_back(std::to_string(id));
+    return out;
 }
 
 std::map<std::string, int> count_tasks_by_status(Store& store, std::int64_t team_id) {

@@ -71,6 +71,12 @@ std::vector<std::string> hand_back_tasks(Db& db, std::int64_t team_id, const std
                                          EpochMs at,
                                          const std::optional<std::string>& to = std::nullopt);
 
+// An agent's resume (SPEC 19): the tasks handed back at its end that nobody has claimed or
+// changed since are its own again, as they were (pending or in progress), at a new epoch.
+// Returns their ids, lowest first.
+std::vector<std::string> take_back_tasks(Db& db, std::int64_t team_id, const std::string& agent,
+                                         EpochMs at);
+
 // How many tasks of the team are in each status (every status present, 0 or more).
 std::map<std::string, int> count_tasks_by_status(Store& store, std::int64_t team_id);
 // Open (pending or in-progress) tasks per live member that has any.

@@ -10,7 +10,7 @@ namespace {
 const char* const kColumns =
     "SELECT u.agent_id, u.records, u.records_kind, u.cursor, u.agent_cost, u.turns, u.cpu_ms, "
     "u.rss, u.pss, u.peak_rss, u.peak_pss, u.sampled_at, u.max_tokens, u.max_cost, "
-    "u.max_memory, u.max_runtime_ms, u.limit_grace_ms, u.warned, u.stopped FROM agent_usage u ";
+    "u.max_memory, u.max_runtime_ms, u.limit_grace_ms, u.warned, u.stopped, u.run_from, u.run_before_ms FROM agent_usage u ";
 
 std::optional<double> real_or_null(const Column& c) {
     if (c.isNull()) return std::nullopt;
@@ -49,6 +49,8 @@ AgentUsageRow read_row(Statement& s) {
         }
     }
     r.stopped = column_or_null<std::string>(s.getColumn(18));
+    r.run_from = column_or_null<EpochMs>(s.getColumn(19));
+    r.run_before_ms = s.getColumn(20).getInt64();
     return r;
 }
 
@@ -143,6 +145,26 @@ void create_agent_usage(Store& store, std::int64_t agent_id, const UsageLimits& 
     bind_or_null(s, 4, limits.max_memory);
     bind_or_null(s, 5, limits.max_runtime_ms);
     s.bind(6, limits.limit_grace_ms);
+    s.exec();
+}
+
+void restart_usage_run(Store& store, std::int64_t agent_id, EpochMs ended, EpochMs at) {
+    ensure_row(store, agent_id);
+    Statement s(store.db(), R"sql(
+        UPDATE agent_usage
+        SET run_before_ms = run_before_ms + CASE
+                WHEN ? > COALESCE(run_from, (SELECT created_at FROM agents WHERE id = ?))
+                THEN ? - COALESCE(run_from, (SELECT created_at FROM agents WHERE id = ?))
+                ELSE 0 END,
+            run_from = ?
+        WHERE agent_id = ?
+    )sql");
+    s.bind(1, ended);
+    s.bind(2, agent_id);
+    s.bind(3, ended);
+    s.bind(4, agent_id);
+    s.bind(5, at);
+    s.bind(6, agent_id);
     s.exec();
 }
 

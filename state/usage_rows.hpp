@@ -67,6 +67,10 @@ struct AgentUsageRow {
     std::vector<std::string> warned;  // the limits warned of at 80 %
     std::optional<std::string> stopped;
     std::map<std::string, ModelTokens> models;  // the tokens read, per model
+    // Its runtime (SPEC 19): the current run began at run_from (null: at its spawn), and the
+    // runs before it (it was resumed) lasted run_before_ms.
+    std::optional<EpochMs> run_from;
+    std::int64_t run_before_ms = 0;
 };
 
 std::optional<AgentUsageRow> load_agent_usage(Store& store, std::int64_t agent_id);
@@ -77,6 +81,9 @@ std::map<std::int64_t, std::map<std::string, ModelTokens>> team_usage_since(Stor
                                                                             std::int64_t team_id,
                                                                             EpochMs since);
 
+// In a write. The agent starts again at `at` (a resume): the run that ended at `ended` is added
+// to its runs before.
+void restart_usage_run(Store& store, std::int64_t agent_id, EpochMs ended, EpochMs at);
 // In a write. The row of a new agent, with its limits.
 void create_agent_usage(Store& store, std::int64_t agent_id, const UsageLimits& limits);
 // The agent's record named (by a hook): a new one is read from its start.

@@ -21,6 +21,7 @@
 #include "state/host_rows.hpp"
 #include "state/store.hpp"
 #include "state/usage_rows.hpp"
+#include "team/resume.hpp"
 #include "team/teams.hpp"
 #include "team/worktrees.hpp"
 #include "tmux/server.hpp"
@@ -59,6 +60,12 @@ class Agents {
     // Leader only. Returns once the agent's pane and process are confirmed alive. A command that
     // cannot start leaves no record and no pane.
     AgentRecord spawn(const TeamRecord& team, const Caller& caller, const SpawnRequest& request);
+    // Leader only. Starts lost agents again (SPEC 19, team/resume.hpp): the outcome of each, in
+    // the order asked (--all: by name). Named agents that cannot be resumed refuse the whole
+    // call, before anything starts; with --all they are skipped, with why.
+    std::vector<ResumeOutcome> resume(const TeamRecord& team, const Caller& caller,
+                                      const ResumeAsk& ask);
+
     // The worktree the last spawn made (with --worktree), as its result shows it; else null.
     const nlohmann::json& spawned_worktree() const { return spawned_worktree_; }
 

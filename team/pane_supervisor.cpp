@@ -21,6 +21,7 @@
 #include "team/agent_screen.hpp"
 #include "team/agents.hpp"
 #include "team/claude_state_watch.hpp"
+#include "team/env_file.hpp"
 #include "team/screen_watch.hpp"
 #include "team/usage.hpp"
 #include "team/worktrees.hpp"
@@ -57,7 +58,8 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     spec.foreground_tty = true;
     // --env, then the agent's identity, which --env cannot change; TEAM_* variables of whoever
     // started the tmux server do not leak in.
-    std::vector<std::string> overrides = agent->env;
+    // (Their values come from the file its spawn wrote: the store keeps their names only.)
+    std::vector<std::string> overrides = take_env_file(store.home(), agent_id);
     overrides.insert(overrides.end(),
                      {"TEAM_HOME=" + store.home().string(), "TEAM_NAME=" + agent->team,
                       "TEAM_AGENT_ID=" + agent->id_string(), "TEAM_AGENT_NAME=" + agent->name,

@@ -1,11 +1,15 @@
 #include "team/presets.hpp"
 
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "base/error.hpp"
 #include "base/names.hpp"
@@ -65,7 +69,53 @@ nlohmann::json hooks_of(const std::string& binary, const PresetTarget& t,
     return hooks;
 }
 
+// Whether the command as asked names its own conversation (then team does not choose one).
+bool names_conversation(const std::vector<std::string>& argv,
+                        std::initializer_list<std::string_view> flags) {
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+        for (auto flag : flags) {
+            if (argv[i] == flag || argv[i].rfind(std::string(flag) + "=", 0) == 0) return true;
+        }
+    }
+    return false;
+}
+
+// Claude Code's and Gemini CLI's conversation flags: `--resume ID`, or `--session-id ID` (a new
+// id unless one is given), unless the command names its own.
+std::vector<std::string> conversation_flags(const PresetTarget& t,
+                                            const std::vector<std::string>& argv,
+                                            std::initializer_list<std::string_view> own,
+                                            ConversationPlan& plan) {
+    if (names_conversation(argv, own)) return {};
+    if (t.resume) {
+        plan.id = t.resume;
+        return {"--resume", *t.resume};
+    }
+    plan.id = t.session ? *t.session : new_uuid();
+    return {"--session-id", *plan.id};
+}
+
 }  // namespace
+
+std::string new_uuid() {
+    unsigned char b[16];
+    std::size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = ::getrandom(b + got, sizeof b - got, 0);
+        if (n > 0)
+            got += static_cast<std::size_t>(n);
+        else if (errno != EINTR)
+            throw failed("no random bytes for a session id");
+    }
+    b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+    b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+    char text[37];
+    std::snprintf(text, sizeof text,
+                  "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                  b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                  b[14], b[15]);
+    return text;
+}
 
 PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& argv) {
     const auto& names = preset_names();
@@ -77,6 +127,7 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
     }
     PresetWiring w;
     w.argv = argv.empty() ? std::vector<std::string>{t.preset} : argv;
+    w.conversation.kind = t.preset;
     std::vector<std::string> flags;
     // The installed `team` when it is this binary, so the config outlives a rebuild.
     std::string binary = installed_or_self("team", t.team_binary);
@@ -102,6 +153,9 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
              {{"type", "command"}, {"command", report_command(binary, t, "StatusLine")}}}};
         flags = {"--mcp-config",           config.dump(), "--allowedTools", "mcp__team",
                  "--append-system-prompt", instructions,  "--settings",     settings.dump()};
+        auto own = conversation_flags(
+            t, w.argv, {"--session-id", "--resume", "-r", "--continue", "-c"}, w.conversation);
+        flags.insert(flags.end(), own.begin(), own.end());
     } else if (t.preset == "codex") {
         // -c overrides ~/.codex/config.toml, a value parsed as TOML. The server's tools are
         // approved (Codex's TUI asks before each call otherwise); its own tools ask as set.
@@ -124,6 +178,11 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
                             ",timeout=10}]}]");  // seconds
         }
         flags.push_back("--dangerously-bypass-hook-trust");
+        // Its conversation is a thread its hooks name (SPEC 19): resumed by `codex resume ID`.
+        if (t.resume) {
+            w.conversation.id = t.resume;
+            flags.insert(flags.begin(), {"resume", *t.resume});
+        }
     } else {
         // Gemini CLI has no flag for an MCP server: it reads a system settings file named by
         // GEMINI_CLI_SYSTEM_SETTINGS_PATH (where it reads it: gemini_settings_skipped). A
@@ -139,6 +198,7 @@ PresetWiring wire_preset(const PresetTarget& t, const std::vector<std::string>& 
                                {"BeforeTool", "AfterTool"}, 10000)}};  // milliseconds
         w.file_content = settings.dump(2) + "\n";
         w.env.push_back("GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + w.file.string());
+        flags = conversation_flags(t, w.argv, {"--session-id", "--resume", "-r"}, w.conversation);
     }
     w.argv.insert(w.argv.begin() + 1, flags.begin(), flags.end());
     return w;

@@ -25,6 +25,20 @@ struct PresetTarget {
     std::filesystem::path home;  // the home the agent belongs to
     std::string team;            // its team's name
     std::string agent;           // its name
+    // Its conversation (SPEC 19), for Claude Code and Gemini CLI, which take an id up front:
+    // `resume` (its id) resumes that conversation; else `session` starts one with that id
+    // (with neither, a new id is chosen). Codex takes only a conversation to resume (its
+    // thread id, learned from its hooks).
+    std::optional<std::string> resume;
+    std::optional<std::string> session;
+};
+
+// How a preset's agent keeps its conversation (SPEC 19): its kind (claude, codex, gemini) and
+// its id when team chose it (Claude Code, Gemini CLI), or nothing when the agent's own reports
+// will say it (Codex; a command that names its own session).
+struct ConversationPlan {
+    std::string kind;
+    std::optional<std::string> id;
 };
 
 struct PresetWiring {
@@ -33,11 +47,15 @@ struct PresetWiring {
     // A file the preset needs (Gemini's settings): its path and content; empty when none.
     std::filesystem::path file;
     std::string file_content;
+    ConversationPlan conversation;
 };
 
 // The command `argv` (or the preset's program when empty) with the preset's flags. Throws a
 // usage error for an unknown preset, naming the ones there are.
 PresetWiring wire_preset(const PresetTarget& target, const std::vector<std::string>& argv);
+
+// A random version 4 UUID, as Claude Code's and Gemini CLI's --session-id take it.
+std::string new_uuid();
 
 // Why Gemini CLI would skip a system settings file that team writes at `file` (as this process's
 // user, mode 0600, in directories it makes with mode 0700), or nothing when it would read it.

@@ -20,13 +20,16 @@
 #include "state/activity.hpp"
 #include "state/change_watch.hpp"
 #include "state/members.hpp"
+#include "state/resume_rows.hpp"
 #include "state/team_lock.hpp"
 #include "state/teams.hpp"
 #include "state/worktree_rows.hpp"
 #include "team/acp_agents.hpp"
 #include "team/agent_activity.hpp"
 #include "team/agents.hpp"
+#include "team/env_file.hpp"
 #include "team/presets.hpp"
+#include "team/spawn_parts.hpp"
 #include "team/usage.hpp"
 
 namespace team {
@@ -101,7 +104,8 @@ std::string free_color(const std::vector<std::string>& used) {
 // and the record is made `spawning`, saying who is making it, so that a look can tell at once
 // whether a `spawning` agent is still being made or its maker is gone (reconcile).
 void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
-                   const SpawnRequest& request, AgentRecord& agent, WorktreePlan* worktree) {
+                   const SpawnRequest& request, AgentRecord& agent, WorktreePlan* worktree,
+                   ResumeRow resume) {
     store.write([&] {
         if (!team_is_active(store, team.id))
             throw refused("team " + quote(team.name) + " is dissolved");
@@ -126,6 +130,9 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
                                                 : "screen",
                              agent.created_at);
         create_agent_usage(store, agent.id, request.limits);
+        // What it takes to bring it back after a reboot (SPEC 19).
+        resume.agent_id = agent.id;
+        insert_resume_row(store, resume);
         if (request.acp_policy) {
             AcpSessionRow session;
             session.agent_id = agent.id;
@@ -145,6 +152,21 @@ void insert_record(Store& store, const Agents& agents, const TeamRecord& team,
         }
     });
 }
+
+// Step 5: the activity entry of the spawn.
+void record_spawned(Store& store, const Clock& clock, const TeamRecord& team, const Caller& caller,
+                    const AgentRecord& agent) {
+    store.write([&] {
+        append_activity(store.db(), team.id, clock.now(), caller.id(), "agent_spawned",
+                        {{"agentId", agent.id_string()},
+                         {"paneId", agent.pane_id ? nlohmann::json(*agent.pane_id) : nullptr},
+                         {"pid", agent.pid ? nlohmann::json(*agent.pid) : nullptr},
+                         {"command", agent.command},
+                         {"color", *agent.color}});
+    });
+}
+
+}  // namespace
 
 // A file only its user may read (a preset's settings), replaced whole; the directories made for
 // it are the user's alone too (Gemini CLI skips a settings file in a directory others may write).
@@ -172,10 +194,10 @@ void make_log_file(const std::string& log_file) {
 
 // Step 4: the pane, running `team __agent ID`, and the wait for its supervisor to record the
 // command running (or its end, or why it could not start). On any failure the pane and the
-// record go. Returns the record as the supervisor left it.
+// record go (`undo`). Returns the record as the supervisor left it.
 AgentRecord open_pane_and_wait(Store& store, const Clock& clock, proc::Processes& processes,
                                tmux::TmuxServer& server, const TeamRecord& team,
-                               const AgentRecord& agent) {
+                               const AgentRecord& agent, const std::function<void()>& undo) {
     std::optional<tmux::PaneInfo> pane;
     try {
         ChangeWatch watch(store.home());  // before the pane starts, so its update is seen
@@ -206,25 +228,10 @@ AgentRecord open_pane_and_wait(Store& store, const Clock& clock, proc::Processes
         }
     } catch (...) {
         if (pane) server.kill_pane(pane->id);
-        store.write([&] { delete_agent(store, agent.id); });
+        undo();
         throw;
     }
 }
-
-// Step 5: the activity entry of the spawn.
-void record_spawned(Store& store, const Clock& clock, const TeamRecord& team, const Caller& caller,
-                    const AgentRecord& agent) {
-    store.write([&] {
-        append_activity(store.db(), team.id, clock.now(), caller.id(), "agent_spawned",
-                        {{"agentId", agent.id_string()},
-                         {"paneId", agent.pane_id ? nlohmann::json(*agent.pane_id) : nullptr},
-                         {"pid", agent.pid ? nlohmann::json(*agent.pid) : nullptr},
-                         {"command", agent.command},
-                         {"color", *agent.color}});
-    });
-}
-
-}  // namespace
 
 AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const SpawnRequest& asked) {
     require_leader(caller, "spawn agents");
@@ -241,6 +248,9 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
     }
     SpawnRequest request = asked;
     std::optional<PresetWiring> wiring;
+    ResumeRow resume;
+    resume.preset = request.preset;
+    resume.argv = request.argv;
     if (request.acp_policy) {
         // An ACP agent gets `team mcp` through session/new, and its host answers shutdown
         // requests for it: a preset only names its program.
@@ -251,16 +261,22 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
             acp_preset_command(*request.preset);  // a known name all the same
         request.preset.reset();
         request.notify = false;
+        resume.preset.reset();
+        resume.argv = request.argv;
+        resume.conversation = "acp";  // its sessionId, from its host's session/new
     }
     if (request.preset) {
         check_name(request.name, "agent name");
         wiring = wire_preset(
-            {*request.preset, own_binary(), store_.home(), team.name, request.name}, request.argv);
+            {*request.preset, own_binary(), store_.home(), team.name, request.name, {}, {}},
+            request.argv);
         if (!wiring->file.empty()) {
             if (auto refusal = gemini_settings_refusal(wiring->file)) throw usage_error(*refusal);
         }
         request.argv = wiring->argv;
         request.env.insert(request.env.end(), wiring->env.begin(), wiring->env.end());
+        resume.conversation = wiring->conversation.kind;
+        resume.conversation_id = wiring->conversation.id;
     }
     std::optional<WorktreePlan> plan;
     std::optional<Worktrees> worktrees;
@@ -296,25 +312,32 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
     agent.role = request.role;
     agent.command = request.argv;
     agent.cwd = cwd;
-    agent.env = request.env;
+    // Its --env entries' names only (SPEC 19): their values, and team's own entries, reach its
+    // supervisor through a private file (team/env_file.hpp).
+    agent.env = env_names(asked.env);
     agent.notify = request.notify || request.preset.has_value();
     agent.created_at = clock_.now();
     agent.status = AgentStatus::spawning;
-    insert_record(store_, *this, team, request, agent, plan ? &*plan : nullptr);
-    if (plan) {
-        try {
-            worktrees->make(*plan, team.name);
-        } catch (...) {
-            store_.write([&] { delete_agent(store_, agent.id); });
-            throw;
-        }
+    insert_record(store_, *this, team, request, agent, plan ? &*plan : nullptr, resume);
+    bool made = false;
+    try {
+        if (plan) worktrees->make(*plan, team.name);
+        made = true;
+        write_env_file(store_.home(), agent.id, request.env);
+    } catch (...) {
+        drop_env_file(store_.home(), agent.id);
+        if (made && plan && !plan->reuse_id) worktrees->unmake(plan->row);
+        store_.write([&] { delete_agent(store_, agent.id); });
+        throw;
     }
     make_log_file(*agent.log_file);
 
     tmux::TmuxServer server(tmux_);
     try {
-        agent = open_pane_and_wait(store_, clock_, processes_, server, team, agent);
+        agent = open_pane_and_wait(store_, clock_, processes_, server, team, agent,
+                                   [&] { store_.write([&] { delete_agent(store_, agent.id); }); });
     } catch (...) {
+        drop_env_file(store_.home(), agent.id);
         if (plan && !plan->reuse_id) worktrees->unmake(plan->row);
         throw;
     }

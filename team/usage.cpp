@@ -82,6 +82,10 @@ UsageFigures usage_figures(const AgentRecord& agent, const AgentUsageRow* row,
     EpochMs end = agent.terminated_at.value_or(now);
     f.runtime_ms = std::max<std::int64_t>(0, end - agent.created_at);
     if (!row) return f;
+    // A resumed agent: its runs, without the time it was down (SPEC 19).
+    if (row->run_from) {
+        f.runtime_ms = row->run_before_ms + std::max<std::int64_t>(0, end - *row->run_from);
+    }
     for (const auto& [model, t] : row->models) f.tokens.add(t);
     if (row->agent_cost) {
         f.cost = row->agent_cost;

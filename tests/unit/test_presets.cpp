@@ -5,11 +5,13 @@
 // (issue 24): the presets', the MCP server's and the one docs/mcp.md quotes.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "base/error.hpp"
 #include "mcp/server.hpp"
@@ -24,7 +26,7 @@ using Json = nlohmann::json;
 namespace {
 
 PresetTarget target(const std::string& preset) {
-    return {preset, "/opt/my \"team\"/team", "/home/u/.team", "web", "w1"};
+    return {preset, "/opt/my \"team\"/team", "/home/u/.team", "web", "w1", {}, {}};
 }
 
 const std::vector<std::string> kServerArgs{"--home", "/home/u/.team", "mcp", "--team",
@@ -37,7 +39,7 @@ TEST_CASE(
     "the program",
     "[presets]") {
     auto w = wire_preset(target("claude"), {"claude", "--model", "opus"});
-    REQUIRE(w.argv.size() == 11);
+    REQUIRE(w.argv.size() == 13);
     CHECK(w.argv[0] == "claude");
     CHECK(w.argv[1] == "--mcp-config");
     auto config = Json::parse(w.argv[2]);
@@ -67,7 +69,11 @@ TEST_CASE(
     }
     CHECK(hooks["PermissionRequest"][0]["matcher"] == "*");
     CHECK_FALSE(hooks["Stop"][0].contains("matcher"));
-    CHECK(w.argv[9] == "--model");
+    // Its conversation's id, chosen up front (SPEC 19), then the command's own arguments.
+    CHECK(w.argv[9] == "--session-id");
+    CHECK(w.conversation.kind == "claude");
+    CHECK(w.conversation.id == w.argv[10]);
+    CHECK(w.argv[11] == "--model");
     CHECK(w.env.empty());
     CHECK(w.file.empty());
 }
@@ -104,7 +110,9 @@ TEST_CASE("the codex preset overrides its config with TOML values", "[presets]")
 
 TEST_CASE("the gemini preset names a settings file in the home", "[presets]") {
     auto w = wire_preset(target("gemini"), {"gemini", "--skip-trust"});
-    CHECK(w.argv == std::vector<std::string>{"gemini", "--skip-trust"});
+    REQUIRE(w.conversation.id);
+    CHECK(w.argv ==
+          std::vector<std::string>{"gemini", "--session-id", *w.conversation.id, "--skip-trust"});
     CHECK(w.file == "/home/u/.team/presets/web.w1.gemini.json");
     CHECK(w.env == std::vector<std::string>{
                        "GEMINI_CLI_SYSTEM_SETTINGS_PATH=/home/u/.team/presets/web.w1.gemini.json"});
@@ -322,4 +330,47 @@ TEST_CASE("the hooks' payloads as the agents send them make these reports", "[pr
     CHECK(report("gemini", "AfterTool", R"({"tool_name":"run_shell_command"})").state == "working");
     CHECK(report("gemini", "AfterAgent", R"({"prompt_response":"done"})").state == "idle");
     CHECK_FALSE(hook_report("gemini", "SessionEnd", Json::object()));
+}
+
+TEST_CASE("a preset's conversation: chosen, resumed, or the command's own (SPEC 19)", "[presets]") {
+    auto t = target("claude");
+    auto first = wire_preset(t, {});
+    auto second = wire_preset(t, {});
+    REQUIRE(first.conversation.id);
+    REQUIRE(second.conversation.id);
+    CHECK(*first.conversation.id != *second.conversation.id);
+    CHECK(std::regex_match(*first.conversation.id,
+                           std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
+                                      "[0-9a-f]{12}")));
+    // Resumed: --resume ID in its place; started again under the same id: --session-id ID.
+    t.resume = "11111111-2222-4333-8444-555555555555";
+    auto resumed = wire_preset(t, {});
+    CHECK(std::find(resumed.argv.begin(), resumed.argv.end(), "--resume") != resumed.argv.end());
+    CHECK(std::find(resumed.argv.begin(), resumed.argv.end(), "--session-id") ==
+          resumed.argv.end());
+    CHECK(resumed.argv.back() == *t.resume);
+    t.resume.reset();
+    t.session = "11111111-2222-4333-8444-555555555555";
+    auto again = wire_preset(t, {});
+    CHECK(again.conversation.id == t.session);
+    CHECK(again.argv.back() == *t.session);
+    // A command that names its own conversation keeps it; team learns its id from the hooks.
+    auto own = wire_preset(target("claude"), {"claude", "--continue"});
+    CHECK_FALSE(own.conversation.id);
+    CHECK(std::find(own.argv.begin(), own.argv.end(), "--session-id") == own.argv.end());
+    // Codex: no id up front; resumed by `codex resume ID` before the preset's flags.
+    auto codex = target("codex");
+    CHECK_FALSE(wire_preset(codex, {}).conversation.id);
+    codex.resume = "0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee";
+    auto resumed_codex = wire_preset(codex, {});
+    REQUIRE(resumed_codex.argv.size() > 3);
+    CHECK(resumed_codex.argv[0] == "codex");
+    CHECK(resumed_codex.argv[1] == "resume");
+    CHECK(resumed_codex.argv[2] == *codex.resume);
+    CHECK(resumed_codex.argv[3] == "-c");
+    auto gemini = target("gemini");
+    gemini.resume = "11111111-2222-4333-8444-555555555555";
+    auto resumed_gemini = wire_preset(gemini, {"gemini", "-m", "gemini-2.5-flash"});
+    CHECK(resumed_gemini.argv ==
+          std::vector<std::string>{"gemini", "--resume", *gemini.resume, "-m", "gemini-2.5-flash"});
 }
