@@ -127,16 +127,20 @@ void plan_conversation(Store& store, const ResumeRow& row, PresetTarget& target,
         o.outcome = "resumed";
         return;
     }
-    // Claude Code and Gemini CLI resume only a conversation that was written down: one that
-    // never had a prompt starts again under the same id.
+    // Claude Code and Gemini CLI resume only a conversation that has begun. One that never had
+    // a prompt starts fresh: Claude Code under the same id (it has written nothing for it, and
+    // refuses --resume), Gemini CLI under a new one (it has written an empty chat file under
+    // that id, and refuses both --resume and --session-id for it).
     auto usage = load_agent_usage(store, plan.agent.id);
-    if (usage && usage->records && non_empty_file(*usage->records)) {
+    bool begun = *kind == "claude" ? usage && usage->records && non_empty_file(*usage->records)
+                                   : usage && (usage->turns > 0 || !usage->models.empty());
+    if (begun) {
         target.resume = row.conversation_id;
         o.outcome = "resumed";
     } else {
-        target.session = row.conversation_id;
+        if (*kind == "claude") target.session = row.conversation_id;
         o.outcome = "fresh";
-        o.why = "its conversation had not begun (no transcript yet)";
+        o.why = "its conversation had not begun (no prompt yet)";
     }
 }
 
@@ -224,6 +228,7 @@ std::vector<ResumeOutcome> Agents::resume(const TeamRecord& team, const Caller& 
         if (row && row->preset) {
             plan.wiring = wire_preset(target, argv);
             argv = plan.wiring->argv;
+            if (plan.wiring->conversation.id) o.conversation_id = plan.wiring->conversation.id;
             if (!plan.wiring->file.empty()) {
                 if (auto refusal = gemini_settings_refusal(plan.wiring->file))
                     problems.push_back(*refusal);
