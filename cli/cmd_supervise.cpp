@@ -23,12 +23,16 @@ void add_supervise_command(CLI::App& app) {
     cmd->add_option("ID", o->id)->required();
 
     // team __agent --home DIR ID: the supervisor inside an agent's pane (ops/supervisors.hpp).
+    // --spawner PID: the spawn (or resume) that opened the pane, whose record it must be.
     auto agent_id = std::make_shared<std::int64_t>(0);
-    auto* agent = add_command(app, "__agent", "", [agent_id](Context& ctx) {
-        return ops::supervise_agent(ctx, *agent_id);
+    auto spawner = std::make_shared<std::int64_t>(0);
+    auto* agent = add_command(app, "__agent", "", [agent_id, spawner](Context& ctx) {
+        return ops::supervise_agent(
+            ctx, *agent_id, *spawner > 0 ? std::optional<std::int64_t>(*spawner) : std::nullopt);
     });
     agent->group("");
     agent->add_option("ID", *agent_id)->required();
+    agent->add_option("--spawner", *spawner);
 
     // team __acp --home DIR ID: the host of an ACP agent, run by its pane supervisor in place
     // of the agent's command (team/acp_host.hpp).

@@ -28,8 +28,8 @@ int supervise_shell(Core& core, const std::string& id, int ready_fd) {
     return shells::Shells::supervise(core.store(), id, ready_fd);
 }
 
-int supervise_agent(Core& core, std::int64_t agent_id) {
-    return Agents::supervise(core.store(), agent_id);
+int supervise_agent(Core& core, std::int64_t agent_id, std::optional<std::int64_t> spawner) {
+    return Agents::supervise(core.store(), agent_id, spawner);
 }
 
 int host_acp_agent(Core& core, std::int64_t agent_id) {

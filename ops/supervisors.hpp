@@ -18,7 +18,7 @@ namespace team::ops {
 int supervise_shell(Core& core, const std::string& id, int ready_fd);
 
 // Supervises the agent `agent_id` inside its pane until it ends. Returns the exit code.
-int supervise_agent(Core& core, std::int64_t agent_id);
+int supervise_agent(Core& core, std::int64_t agent_id, std::optional<std::int64_t> spawner);
 
 // Hosts the ACP agent `agent_id` (team/acp_host.hpp), run by its pane supervisor.
 int host_acp_agent(Core& core, std::int64_t agent_id);

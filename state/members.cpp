@@ -201,17 +201,18 @@ void delete_agent(Store& store, std::int64_t agent_id) {
 }
 
 bool record_agent_started(Store& store, std::int64_t agent_id, const AgentStart& start) {
-    Statement up(store.db(), R"sql(
+    Statement up(store.db(), std::string(R"sql(
         UPDATE agents SET status = 'active', pid = ?, pid_start_time = ?, supervisor_pid = ?,
                           supervisor_start = ?, pane_id = ?
-        WHERE id = ? AND status = 'spawning'
-    )sql");
+        WHERE id = ? AND status = 'spawning')sql") +
+                                 (start.spawner ? " AND spawner_pid = ?" : ""));
     up.bind(1, start.pid);
     up.bind(2, start.pid_start);
     up.bind(3, start.supervisor_pid);
     up.bind(4, start.supervisor_start);
     bind_or_null(up, 5, start.pane_id);
     up.bind(6, agent_id);
+    if (start.spawner) up.bind(7, *start.spawner);
     return up.exec() == 1;
 }
 

@@ -76,8 +76,13 @@ struct AgentStart {
     std::int64_t supervisor_pid = 0;
     std::int64_t supervisor_start = 0;
     std::optional<std::string> pane_id;
+    // The `team spawn` or `team resume` that opened its pane: the record must still be that
+    // one's making (a resume starts a record again, and a pane opened by an earlier resume that
+    // died must not take it).
+    std::optional<std::int64_t> spawner;
 };
-// `spawning` -> `active` with its processes; false when the record is no longer `spawning`.
+// `spawning` -> `active` with its processes; false when the record is no longer `spawning` (or
+// no longer `spawner`'s making).
 bool record_agent_started(Store& store, std::int64_t agent_id, const AgentStart& start);
 
 // A new team's leader, active from `at`.

@@ -82,7 +82,9 @@ class Agents {
     std::filesystem::path log_path(const TeamRecord& team, const AgentRecord& agent) const;
 
     // The body of the hidden `team __agent ID`, run inside the agent's pane.
-    static int supervise(Store& store, std::int64_t agent_id);
+    // `spawner`: the pid of the spawn or resume that opened the pane; the record must be its.
+    static int supervise(Store& store, std::int64_t agent_id,
+                         std::optional<std::int64_t> spawner = std::nullopt);
 
     tmux::TmuxServer server() { return tmux::TmuxServer(tmux_); }
 

@@ -28,7 +28,7 @@
 
 namespace team {
 
-int Agents::supervise(Store& store, std::int64_t agent_id) {
+int Agents::supervise(Store& store, std::int64_t agent_id, std::optional<std::int64_t> spawner) {
     SystemClock clock;
     const char* pane = std::getenv("TMUX_PANE");
     std::string pane_id = pane ? pane : "";
@@ -43,6 +43,8 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     };
     auto agent = load_agent(store, agent_id);
     if (!agent || agent->status != AgentStatus::spawning) return leave();
+    // A pane opened by a resume that died, for a record another resume has started again since.
+    if (spawner && agent->spawner_pid != spawner) return leave();
 
     proc::Supervisor supervisor;
     proc::LaunchSpec spec;
@@ -103,6 +105,7 @@ int Agents::supervise(Store& store, std::int64_t agent_id) {
     start.supervisor_pid = static_cast<std::int64_t>(::getpid());
     start.supervisor_start = static_cast<std::int64_t>(proc::start_time_of(::getpid()).value_or(0));
     if (!pane_id.empty()) start.pane_id = pane_id;
+    start.spawner = spawner;
     bool recorded = store.write([&] { return record_agent_started(store, agent_id, start); });
     if (!recorded) {
         // The record was ended while the command started (its spawn died and a look declared

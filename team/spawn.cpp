@@ -203,7 +203,8 @@ AgentRecord open_pane_and_wait(Store& store, const Clock& clock, proc::Processes
         ChangeWatch watch(store.home());  // before the pane starts, so its update is seen
         pane = server.open_pane(
             team.name,
-            {own_binary(), "__agent", "--home", store.home().string(), std::to_string(agent.id)},
+            {own_binary(), "__agent", "--home", store.home().string(), std::to_string(agent.id),
+             "--spawner", std::to_string(::getpid())},
             *agent.cwd, agent.name, *agent.log_file);
         auto supervisor = processes.open(pane->pid);
         auto deadline = clock.steady() + kSpawnTimeout;
