@@ -237,7 +237,8 @@ std::vector<std::string> take_back_tasks(Db& db, std::int64_t team_id, const std
     Statement take(db, R"sql(
         UPDATE tasks
         SET owner = handed_back_from, status = handed_back_status,
-            claimed_at = CASE WHEN handed_back_status = 'in_progress' THEN ? ELSE NULL END,
+            claimed_at = CASE WHEN handed_back_status = 'in_progress' THEN CAST(? AS BIGINT)
+                              ELSE NULL END,
             warning = NULL, updated_at = ?, epoch = epoch + 1, handed_back_from = NULL
         WHERE team_id = ? AND handed_back_from = ? AND owner IS NULL AND status = 'pending'
         RETURNING id
