@@ -10,6 +10,9 @@
 // a person, a line under it ("|wait") with what it waits on and the command that answers; the
 // waiting agents come first. What it spends (SPEC 18, usage.js) is a line under those two
 // ("|use"): tokens, cost, memory, CPU time, turns and its limits; the ACP and worktree lines follow.
+// A lost agent (SPEC 19: its tmux server or the machine ended under it) says `lost` and has a
+// Resume button (so has one a signal ended), and the panel's head a "Resume all" while the team
+// has any (POST …/resume).
 import { api, teamPath } from './api.js';
 import { h, setText, KeyedList, coalesce } from './dom.js';
 import { toast, toastError, confirmAction, timeEl, setTime } from './ui.js';
@@ -19,6 +22,12 @@ import { acpLine } from './acp.js';
 import { usageLine, usageSignature } from './usage.js';
 
 const LIVE = new Set(['spawning', 'active', 'shutting_down']);
+// Ended because its tmux server or the machine went down under it (SPEC 19).
+const isLost = (a) => a.status === 'terminated' && a.exitReason === 'lost';
+// What `team resume --all` starts again (team/resume.cpp's ended_by_accident): a lost agent, and
+// one whose program a signal of a shutting-down machine ended.
+const endedByAccident = (a) => isLost(a) ||
+  (a.status === 'terminated' && a.exitReason === 'exited' && ['SIGHUP', 'SIGTERM', 'SIGKILL'].includes(a.signal));
 const COLUMNS = 9; // of the table (index.html): a line under a row spans them all
 
 export class AgentsTable {
@@ -36,6 +45,8 @@ export class AgentsTable {
     this.showEnded = true;
     this.selected = null;
     this.body = document.getElementById('agents-body');
+    this.resumeAllBtn = document.getElementById('resume-all');
+    this.resumeAllBtn.addEventListener('click', () => this.resumeAll());
     // Items, in this order: {a} for an agent's row, {a, wait: true} for the line of what it waits
     // on, {a, use: true} for its usage line, {a, acp: true} for its ACP line, {a, wt: true} for its
     // worktree's.
@@ -54,7 +65,8 @@ export class AgentsTable {
               ? JSON.stringify([a.activity, Boolean(a.usage || a.acp || a.worktree), this.selected === a.name])
               : JSON.stringify([a.status, a.paneId, a.pid, a.color, a.exitReason, a.exitCode, a.signal, a.host, a.hostState,
                 a.activity?.state, a.activity?.since, a.activity?.source,
-                this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree), Boolean(a.acp)]),
+                this.ctx.openTasks(a.name), this.busy.has(a.name), this.selected === a.name, Boolean(a.worktree), Boolean(a.acp),
+                this.resumable(a)]),
       create: (item) => (item.wt ? this.createWorktreeRow(item.a) : item.acp ? this.createAcpRow(item.a)
         : item.wait ? this.createWaitRow(item.a) : item.use ? this.createUsageRow(item.a) : this.createRow(item.a)),
       update: (tr, item) => (item.wt ? this.updateWorktreeRow(tr, item.a) : item.acp ? this.updateAcpRow(tr, item.a)
@@ -116,8 +128,13 @@ export class AgentsTable {
     this.list.render(items);
     const live = this.agents.filter((a) => LIVE.has(a.status)).length;
     const waiting = waitingCount(this.agents);
+    const lost = this.lost();
     setText(document.getElementById('agents-count'),
-      `${live} live${waiting ? ` · ${waiting} waiting` : ''}${this.agents.length > live ? ` · ${this.agents.length - live} ended` : ''}`);
+      `${live} live${waiting ? ` · ${waiting} waiting` : ''}${lost.length ? ` · ${lost.length} to resume` : ''}` +
+        `${this.agents.length > live ? ` · ${this.agents.length - live} ended` : ''}`);
+    this.resumeAllBtn.hidden = lost.length === 0;
+    this.resumeAllBtn.disabled = lost.some((a) => this.busy.has(a.name));
+    this.resumeAllBtn.title = `Start again the agents the team lost (${lost.map((a) => a.name).join(', ')}), as team resume --all does`;
     document.getElementById('agents-empty').hidden = shown.length > 0;
     this.ctx.waiting?.(waiting);
   }
@@ -129,8 +146,11 @@ export class AgentsTable {
     nameBtn.addEventListener('click', () => this.ctx.openLog(a.name));
     const stop = h('button.btn', { type: 'button', 'aria-label': `Stop ${a.name} (graceful shutdown request)`, title: 'Ask the agent to shut down (graceful)' }, 'Stop');
     const force = h('button.btn.btn-danger', { type: 'button', 'aria-label': `Force-kill ${a.name}`, title: 'End its whole process tree now' }, 'Force');
+    const resume = h('button.btn.btn-resume', { type: 'button', 'aria-label': `Resume ${a.name}`,
+      title: 'Start it again under its name, with its conversation where its kind can resume one' }, 'Resume');
     stop.addEventListener('click', () => this.stop(a.name));
     force.addEventListener('click', () => this.force(a.name));
+    resume.addEventListener('click', () => this.resume([a.name]));
     tr.append(
       h('td.name', null, nameBtn),
       h('td', null, h('span.st')),
@@ -140,21 +160,24 @@ export class AgentsTable {
       h('td.num'),
       h('td', null, timeEl(a.createdAt, 'span.age')),
       h('td.ended'),
-      h('td.actions', null, h('span.spinner', { role: 'progressbar', 'aria-label': 'working' }), stop, force),
+      h('td.actions', null, h('span.spinner', { role: 'progressbar', 'aria-label': 'working' }), stop, force, resume),
     );
-    tr._cells = { swatch: nameBtn.firstChild, tds: [...tr.children], stop, force };
+    tr._cells = { swatch: nameBtn.firstChild, tds: [...tr.children], stop, force, resume };
     tr._cells.act = tr._cells.tds.splice(2, 1)[0]; // the other cells keep their places
     return tr;
   }
 
   updateRow(tr, a) {
-    const { swatch, tds, stop, force } = tr._cells;
+    const { swatch, tds, stop, force, resume } = tr._cells;
     const live = LIVE.has(a.status);
+    const lost = isLost(a);
     swatch.className = `swatch c-${a.color ?? 'none'}`;
     swatch.title = a.color ?? '';
     const st = tds[1].firstChild;
-    st.className = `st st-${a.status}`;
-    setText(st, a.status);
+    // Lost is a terminated agent's reason, shown as its status: it is the one a person can bring back.
+    st.className = `st st-${lost ? 'lost' : a.status}`;
+    setText(st, lost ? 'lost' : a.status);
+    st.title = lost ? 'terminated: its tmux server or the machine ended under it (team resume starts it again)' : '';
     // An agent on another host (SPEC 16): its host before its pane, the host's state as a title.
     setText(tds[2], a.host ? `${a.host} ${a.paneId ?? '-'}` : a.paneId ?? '-');
     tds[2].title = a.host ? `on host ${a.host}: ${a.hostState ?? '?'}` : '';
@@ -182,6 +205,18 @@ export class AgentsTable {
     stop.hidden = force.hidden = !live;
     stop.disabled = busy || a.status === 'shutting_down';
     force.disabled = busy;
+    resume.hidden = !this.resumable(a);
+    resume.disabled = busy;
+  }
+
+  // Lost (or ended by a signal), and not since replaced by a newer record of its name (a reused
+  // name is a new record; resume starts the newest).
+  resumable(a) {
+    return endedByAccident(a) && this.find(a.name) === a;
+  }
+
+  lost() {
+    return this.agents.filter((a) => this.resumable(a));
   }
 
   // Whether a line of its own (ACP, worktree) comes under its usage line.
@@ -300,6 +335,33 @@ export class AgentsTable {
     });
   }
 
+  // Starts lost agents again (SPEC 19): `names`, or every lost agent of the team when null. Their
+  // rows are busy meanwhile; each agent's outcome is a toast (resumed, fresh and why, skipped and
+  // why), a failure an error toast with its why. The rows change when the fetch after it says so.
+  async resume(names) {
+    const busy = names ?? this.lost().map((a) => a.name);
+    for (const n of busy) this.busy.add(n);
+    this.render();
+    try {
+      const r = await api(teamPath(this.ctx.team(), 'resume'), { method: 'POST', body: names ? { names } : { all: true } });
+      if (!r.agents?.length) toast('no agent to resume', { ok: true });
+      for (const o of r.agents ?? []) resumeToast(o);
+    } catch (e) {
+      // A failed start answers the outcomes all the same: each one said, the failures as errors.
+      const outcomes = e.doc?.agents ?? [];
+      for (const o of outcomes) resumeToast(o);
+      if (!outcomes.length) toastError(e);
+    } finally {
+      for (const n of busy) this.busy.delete(n);
+      await this.ctx.changed().catch(() => {});
+      this.render();
+    }
+  }
+
+  resumeAll() {
+    return this.resume(null);
+  }
+
   // Cancels the running turn of an ACP agent (session/cancel); the turn's end comes as an event.
   cancel(name) {
     return this.act(name, 'cancel', {},
@@ -330,4 +392,15 @@ export class AgentsTable {
     this.selected = name;
     this.render();
   }
+}
+
+// One agent's outcome of a resume, as a toast: `w1: resumed with its conversation (claude 1a2b…)`,
+// `w1: started fresh: its kind cannot resume a conversation`, a failure as an error.
+function resumeToast(o) {
+  const conversation = o.conversation ? ` (${o.conversation}${o.conversationId ? ` ${o.conversationId}` : ''})` : '';
+  const why = o.why ? `: ${o.why}` : '';
+  if (o.outcome === 'resumed') toast(`${o.name}: resumed with its conversation${conversation}`, { ok: true });
+  else if (o.outcome === 'fresh') toast(`${o.name}: started fresh${why}`, { ok: true });
+  else if (o.outcome === 'skipped') toast(`${o.name}: skipped${why}`);
+  else toast(`${o.name}: not resumed${why}`);
 }

@@ -4,7 +4,9 @@
 #   package     cpack makes team_<version>_<arch>.deb from BUILD_DIR; its declared dependencies
 #               are installed on this host; dpkg installs it into a fresh root (--root: no
 #               container, no chroot, root or not); the installed team creates a team, spawns a
-#               shell agent and force-kills it; dpkg --purge leaves no file. Also `cmake --install
+#               shell agent and force-kills it; dpkg --purge leaves no file. The systemd user unit
+#               team-resume.service is in it, naming the installed binary, and enabled nowhere
+#               (systemd-analyze verify reads it, when installed). Also `cmake --install
 #               --prefix`. Each run has its own TEAM_HOME and tmux server, removed at the end.
 #   completion  the bash script of `team completion bash`, sourced and driven as bash drives
 #               it (COMP_WORDS, COMP_CWORD): the verbs, kill-agent's options, a live team's agents
@@ -71,9 +73,16 @@ package_test() {
   local contents depends dep name
   contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
   for f in ./usr/bin/team ./usr/share/man/man1/team.1.gz \
-    ./usr/share/bash-completion/completions/team ./usr/share/zsh/vendor-completions/_team; do
+    ./usr/share/bash-completion/completions/team ./usr/share/zsh/vendor-completions/_team \
+    ./usr/lib/systemd/user/team-resume.service; do
     check "the package holds $f" has_line "$f" "$contents"
   done
+  # The unit is off until a person enables it: no link into a target's .wants, and no maintainer
+  # script that would enable it (or anything else) at install.
+  check "the package enables no unit (no .wants link)" \
+    test -z "$(grep -E '\.wants/|^\./etc/systemd/' <<<"$contents" || true)"
+  check "the package has no maintainer script" \
+    test -z "$(dpkg-deb --ctrl-tarfile "$deb" | tar -t | grep -E '(pre|post)(inst|rm)$' || true)"
   depends=$(dpkg-deb -f "$deb" Depends)
   echo "Depends: $depends"
   for name in libc6 tmux git; do
@@ -98,6 +107,7 @@ package_test() {
     { cat "$tmp/dpkg.log"; fail "dpkg could not install the package"; }
   local bin="$root/usr/bin/team"
   check "the installed team says its version" test "$("$bin" --version)" = "$version"
+  unit_test "$root/usr/lib/systemd/user/team-resume.service" /usr/bin/team
   check "the installed team completes its verbs" \
     grep -q '^kill-agent' <("$bin" __complete -- "k")
 
@@ -129,6 +139,29 @@ package_test() {
     check "cmake --install --prefix puts $f" test -e "$tmp/prefix/$f"
   done
   check "the installed copy runs" test "$("$tmp/prefix/bin/team" --version)" = "$version"
+  unit_test "$tmp/prefix/lib/systemd/user/team-resume.service" "$tmp/prefix/bin/team"
+  # Here its ExecStart names a binary that exists: systemd reads the unit as it would at login
+  # (as a system unit: a user manager is not needed to check the file; man pages not looked up).
+  if command -v systemd-analyze >/dev/null; then
+    local said
+    said=$(systemd-analyze verify --man=no "$tmp/prefix/lib/systemd/user/team-resume.service" 2>&1) ||
+      { echo "$said"; fail "systemd-analyze verify refused the unit"; }
+    [ -z "$said" ] || echo "$said" >&2
+    check "systemd-analyze verify reads the unit without a word" test -z "$said"
+  else
+    echo "skip: systemd-analyze is not installed, the unit is not verified"
+  fi
+}
+
+# unit_test FILE BINARY: the user unit of `team resume --all`, installed at FILE, starts BINARY.
+unit_test() {
+  local unit=$1 bin=$2 text
+  check "the unit is installed at $unit" test -f "$unit"
+  text=$(cat "$unit")
+  check "its ExecStart is $bin resume --all" has_line "ExecStart=$bin resume --all" "$text"
+  check "it is a oneshot" has_line "Type=oneshot" "$text"
+  check "it is wanted by default.target once enabled" has_line "WantedBy=default.target" "$text"
+  check "no @VARIABLE@ is left in it" test -z "$(grep '@[A-Z_]*@' <<<"$text" || true)"
 }
 
 # Completes as bash does at a TAB: COMP_WORDS and COMP_CWORD set, the function called; prints

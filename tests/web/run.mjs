@@ -143,6 +143,72 @@ webTest('Force on an agent ends its whole tree, and the row and the activity fee
   assert.equal(act.length, 1);
 });
 
+// The home's tmux server killed as a crash kills it (SIGKILL: no pane closes in order), then the
+// agents looked at once, so that they are recorded lost (SPEC 19) before the test goes on.
+async function loseTmuxServer(home, names) {
+  const sock = join(home.dir, 'tmux.sock');
+  const pid = await new Promise((res, rej) =>
+    execFile('tmux', ['-S', sock, 'display-message', '-p', '#{pid}'], (error, stdout) => (error ? rej(error) : res(Number(stdout)))));
+  process.kill(pid, 'SIGKILL');
+  await until(async () => {
+    const agents = await home.teamOk(['agents', '--all', '--json']);
+    return names.every((n) => agents.some((a) => a.name === n && a.status === 'terminated' && a.exitReason === 'lost'));
+  }, `${names.join(', ')} to be recorded lost`);
+}
+
+webTest('lost agents show Resume: one brought back from its row, the other from Resume all; a refusal said', async (home) => {
+  await home.teamOk(['create', 'web', '--json']);
+  await home.teamOk(['spawn', 'w1', '--json', '--', 'sleep', '1000']);
+  await home.teamOk(['spawn', 'w2', '--json', '--', 'sleep', '1000']);
+  await home.serve();
+  const { page } = await home.open();
+  for (const n of ['w1', 'w2']) await row(page, n).locator('.st-active').waitFor();
+  const resumeAll = page.locator('#resume-all');
+  assert.equal(await resumeAll.isVisible(), false, 'no Resume all without a lost agent');
+  assert.equal(await row(page, 'w1').getByRole('button', { name: 'Resume w1' }).isVisible(), false);
+
+  await loseTmuxServer(home, ['w1', 'w2']);
+  // Lost, each with its Resume button and no Stop or Force; the head counts them and offers all.
+  for (const n of ['w1', 'w2']) {
+    await row(page, n).locator('.st.st-lost', { hasText: 'lost' }).waitFor();
+    assert.equal(await row(page, n).getByRole('button', { name: `Resume ${n}` }).isVisible(), true);
+    assert.equal(await row(page, n).getByRole('button', { name: `Force-kill ${n}` }).isVisible(), false);
+  }
+  assert.equal(await row(page, 'w1').locator('td.ended').textContent(), 'lost');
+  await page.locator('#agents-count', { hasText: '0 live · 2 to resume · 2 ended' }).waitFor();
+  await resumeAll.waitFor();
+
+  // Resume on its row: w1 starts again (fresh: a plain program has no conversation), and says so.
+  await row(page, 'w1').getByRole('button', { name: 'Resume w1' }).click();
+  await page.locator('.toast.ok', { hasText: /^w1: started fresh: a command without a preset/ }).waitFor();
+  await row(page, 'w1').locator('.st-active').waitFor();
+  assert.equal(await row(page, 'w1').getByRole('button', { name: 'Resume w1' }).isVisible(), false, 'no Resume once back');
+  await page.locator('#activity-list li[data-type="agent_resumed"]').waitFor();
+  const w1 = (await home.teamOk(['agents', '--json'])).find((a) => a.name === 'w1');
+  assert.equal(w1.status, 'active');
+  assert.ok(alive(w1.pid), 'its command runs again');
+  await page.locator('#agents-count', { hasText: '1 live · 1 to resume · 1 ended' }).waitFor();
+
+  // Resume all: w2 comes back, and the control goes with the last lost agent.
+  await resumeAll.click();
+  await page.locator('.toast.ok', { hasText: /^w2: started fresh: / }).waitFor();
+  await row(page, 'w2').locator('.st-active').waitFor();
+  await resumeAll.waitFor({ state: 'hidden' });
+  await page.locator('#agents-count', { hasText: /^2 live$/ }).waitFor();
+
+  // An --env value is never stored: w3 starts again only where TEAM_WEB_SECRET is set, and the
+  // server's environment does not set it. Its refusal is said as the server says it.
+  await home.teamOk(['spawn', 'w3', '--env', 'TEAM_WEB_SECRET=x', '--json', '--', 'sleep', '1000']);
+  await row(page, 'w3').locator('.st-active').waitFor();
+  await loseTmuxServer(home, ['w1', 'w2', 'w3']);
+  await row(page, 'w3').getByRole('button', { name: 'Resume w3' }).click();
+  await page.locator('.toast:not(.ok)', { hasText: /cannot resume 'w3': it was given --env TEAM_WEB_SECRET, which this environment does not set/ }).waitFor();
+  await until(async () => !(await row(page, 'w3').getAttribute('class')).includes('busy'), 'the resume of w3 to end');
+  assert.equal(await row(page, 'w3').locator('.st.st-lost').count(), 1, 'w3 stays lost');
+  assert.equal(await resumeAll.isVisible(), true, 'Resume all stays while agents are lost');
+  home.allowedConsole.push(/status of 409 .*\/api\/teams\/web\/resume/);
+});
+
 webTest('Stop on a graceful agent asks it to shut down, with a spinner until the answer', async (home) => {
   await home.teamOk(['create', 'web', '--json']);
   await home.teamOk(['spawn', 'w1', '--json', '--', 'sleep', '1000']);

@@ -1,8 +1,9 @@
 // The screenshot of the guide (docs/dashboard.png): a small team at work under a max-cost, what
 // each agent spends and its limits (SPEC 18: one past 80 % of its max-tokens), one agent waiting
-// for a permission (SPEC 17), the log of another open.
+// for a permission (SPEC 17), one lost with its Resume button (SPEC 19: the home's tmux server
+// was killed under it), the log of another open.
 // Run: TEAM_BINARY=build/team node tests/web/screenshot.mjs [OUT.png] [--dark]
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Home, TEAM, closeBrowser, until } from './harness.mjs';
@@ -29,6 +30,13 @@ const transcript = (name, model, calls, [input, output, cacheRead, cacheWrite]) 
 try {
   await home.teamOk(['create', 'web', '--description', 'the web app', '--max-cost', '20', '--max-agents', '6', '--json']);
   await home.teamOk(['config', 'set', 'sample-every', '500ms', '--team', 'web', '--json']);
+  // The first agent is lost: its task handed back when the home's tmux server is killed under it
+  // (as a crash kills it), recorded once the agents are looked at; the others start after.
+  await home.teamOk(['spawn', 'flaky', '--json', '--', 'sleep', '3600']);
+  await home.teamOk(['task', 'add', 'fix the flaky test', '--owner', 'flaky', '--json']);
+  const tmuxPid = Number(execFileSync('tmux', ['-S', join(home.dir, 'tmux.sock'), 'display-message', '-p', '#{pid}']));
+  process.kill(tmuxPid, 'SIGKILL');
+  await until(async () => (await home.teamOk(['agents', '--all', '--json'])).some((a) => a.exitReason === 'lost'), 'flaky to be lost');
   // A worker: a script that prints a test run and sleeps, and ignores the flags a preset adds.
   const worker = (name, colour, text) => {
     const file = join(home.dir, `${name}.sh`);
@@ -36,29 +44,27 @@ try {
     return [file];
   };
   await home.teamOk(['spawn', 'parser', '--role', 'writes the parser', '--preset', 'claude', '--max-cost', '2', '--max-runtime', '2h',
-    '--json', '--', ...worker('parser', 34, 'working on task 1')]);
+    '--json', '--', ...worker('parser', 34, 'working on task 2')]);
   await home.teamOk(['spawn', 'reviewer', '--role', 'reviews changes', '--preset', 'claude', '--max-tokens', '80000',
     '--json', '--', ...worker('reviewer', 35, 'reviewing the parser')]);
   await home.teamOk(['spawn', 'docs', '--json', '--', ...worker('docs', 36, 'writing the guide')]);
-  await home.teamOk(['spawn', 'flaky', '--json', '--', 'sleep', '3600']);
-  await report('parser', 'UserPromptSubmit', { prompt: 'take task 1',
+  await report('parser', 'UserPromptSubmit', { prompt: 'take task 2',
     transcript_path: transcript('parser', 'claude-sonnet-4-5', 6, [1200, 400, 20000, 1500]) });
   await report('reviewer', 'UserPromptSubmit', { prompt: 'review the parser',
     transcript_path: transcript('reviewer', 'claude-opus-4-5', 2, [3000, 600, 20000, 2000]) });
   await report('reviewer', 'PermissionRequest', { tool_name: 'Bash', tool_input: { command: 'git push origin team/web/parser' } });
   await home.teamOk(['task', 'add', 'write the parser', '--owner', 'parser', '--json']);
-  await home.teamOk(['task', 'update', '1', '--status', 'in_progress', '--json']);
+  await home.teamOk(['task', 'update', '2', '--status', 'in_progress', '--json']);
   await home.teamOk(['task', 'add', 'review the parser', '--owner', 'reviewer', '--json']);
   await home.teamOk(['task', 'add', 'document the grammar', '--owner', 'docs', '--json']);
-  await home.teamOk(['task', 'add', 'fix the flaky test', '--owner', 'flaky', '--json']);
-  await home.teamOk(['send', 'parser', 'take task 1 (team task claim 1)', '--json']);
+  await home.teamOk(['send', 'parser', 'take task 2 (team task claim 2)', '--json']);
   await home.teamOk(['shell', 'start', '--json', '--', 'sleep', '3600']);
-  await home.teamOk(['kill-agent', 'flaky', '--force', '--grace', '250ms', '--json']);
   await home.teamOk(['kill-agent', 'docs', '--json']);
   await home.serve();
   const { page } = await home.open({ viewport: { width: 1280, height: 720 } });
   if (process.argv.includes('--dark')) await page.emulateMedia({ colorScheme: 'dark' });
   await page.locator('#agents-body tr[data-wait-of="reviewer"] .wait-what').waitFor();
+  await page.locator('#agents-body tr[data-agent="flaky"] .btn-resume').waitFor();
   // What they spent, read by their watchers (every 500 ms here) and fetched by the page's timer.
   await page.locator('#agents-body tr[data-usage-of="parser"] .use-tokens', { hasText: /[1-9].*k tokens/ }).waitFor({ timeout: 20000 });
   await page.locator('#agents-body tr[data-usage-of="reviewer"] .use-limits.badge-warn').waitFor({ timeout: 20000 });
