@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <future>
 
 #include "base/error.hpp"
 
@@ -29,6 +30,16 @@ std::string unique_marker() {
     static std::atomic<int> counter{0};
     return "TEAM_ACP_AGENT=" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" +
            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+// What session/new and session/load both take.
+json session_params(const ClientOptions& o) {
+    json params = {{"cwd", o.cwd.string()}, {"mcpServers", o.mcp_servers}};
+    if (!o.directories.empty()) {
+        params["additionalDirectories"] = json::array();
+        for (const auto& d : o.directories) params["additionalDirectories"].push_back(d.string());
+    }
+    return params;
 }
 
 }  // namespace
@@ -101,32 +112,96 @@ void Client::start() {
     {
         std::lock_guard lock(mutex_);
         agent_info_ = result.value("agentInfo", json(nullptr));
+        auto caps = result.find("agentCapabilities");
+        if (caps != result.end() && caps->is_object()) agent_capabilities_ = *caps;
         for (const json& m : result.value("authMethods", json::array()))
             if (m.is_object() && m.contains("id") && m["id"].is_string())
                 auth_methods_.push_back({m["id"].get<std::string>(), m.value("name", std::string()),
                                          m.value("description", std::string())});
     }
+    open_session();
+}
+
+void Client::open_session() {
+    if (options_.load_session) {
+        bool offered = false;
+        {
+            std::lock_guard lock(mutex_);
+            auto it = agent_capabilities_.find("loadSession");
+            offered = it != agent_capabilities_.end() && *it == true;
+            // The ACP spec: a client MUST NOT call session/load unless the agent offers it.
+            why_fresh_ = offered ? "" : "the agent does not offer session/load";
+        }
+        if (offered && load_session(*options_.load_session)) return;
+    }
     new_session();
 }
 
-void Client::new_session() {
-    json params = {{"cwd", options_.cwd.string()}, {"mcpServers", options_.mcp_servers}};
-    if (!options_.directories.empty()) {
-        params["additionalDirectories"] = json::array();
-        for (const auto& d : options_.directories)
-            params["additionalDirectories"].push_back(d.string());
+bool Client::wants_auth(const Reply& r) {
+    if (!r.error || r.error->code != auth_required) return false;
+    std::vector<AuthMethod> methods;
+    {
+        std::lock_guard lock(mutex_);
+        state_ = ClientState::needs_auth;
+        methods = auth_methods_;
     }
-    Reply r = connection_.call("session/new", params, options_.handshake_timeout);
-    if (r.error && r.error->code == auth_required) {
-        std::vector<AuthMethod> methods;
+    host_.needs_auth(methods);
+    return true;
+}
+
+void Client::session_ready(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    session_id_ = id;
+    state_ = ClientState::ready;
+    if (!turns_thread_.joinable()) turns_thread_ = std::thread([this] { turn_loop(); });
+}
+
+bool Client::load_session(const std::string& id) {
+    json params = session_params(options_);
+    params["sessionId"] = id;
+    {
+        std::lock_guard lock(mutex_);
+        loading_ = true;
+        replayed_ = 0;
+    }
+    // The replay ends with the reply: the flag is cleared on the reader thread as the reply is
+    // read, so an update the agent sends after it is never taken for a replayed one.
+    auto promise = std::make_shared<std::promise<Reply>>();
+    auto future = promise->get_future();
+    connection_.request("session/load", params, [this, promise](Reply r) {
         {
             std::lock_guard lock(mutex_);
-            state_ = ClientState::needs_auth;
-            methods = auth_methods_;
+            loading_ = false;
         }
-        host_.needs_auth(methods);
-        return;
+        promise->set_value(std::move(r));
+    });
+    if (future.wait_for(options_.handshake_timeout) != std::future_status::ready) {
+        std::string reason = "no reply to session/load within " +
+                             std::to_string(options_.handshake_timeout.count()) + " ms";
+        connection_.end(reason, 0ms);
+        throw failed("the agent's " + reason);
     }
+    Reply r = future.get();
+    if (r.ended) throw failed("the agent's session/load failed: " + r.problem());
+    if (wants_auth(r)) return true;
+    if (!r.ok()) {
+        // Its conversation is gone or the agent cannot load it: a new session, said so.
+        std::lock_guard lock(mutex_);
+        why_fresh_ = "session/load failed: " + r.problem();
+        return false;
+    }
+    // LoadSessionResponse names no session: the one loaded keeps its id.
+    {
+        std::lock_guard lock(mutex_);
+        loaded_ = true;
+    }
+    session_ready(id);
+    return true;
+}
+
+void Client::new_session() {
+    Reply r = connection_.call("session/new", session_params(options_), options_.handshake_timeout);
+    if (wants_auth(r)) return;
     std::string id =
         r.ok() && r.result.is_object() ? r.result.value("sessionId", std::string()) : "";
     if (id.empty()) {
@@ -134,10 +209,7 @@ void Client::new_session() {
         connection_.end("session/new failed", 0ms);
         throw failed("the agent's session/new failed: " + problem);
     }
-    std::lock_guard lock(mutex_);
-    session_id_ = id;
-    state_ = ClientState::ready;
-    if (!turns_thread_.joinable()) turns_thread_ = std::thread([this] { turn_loop(); });
+    session_ready(id);
 }
 
 void Client::authenticate(const std::string& method_id) {
@@ -149,7 +221,7 @@ void Client::authenticate(const std::string& method_id) {
     Reply r =
         connection_.call("authenticate", {{"methodId", method_id}}, options_.handshake_timeout);
     if (!r.ok()) throw failed("authenticate " + quote(method_id) + " failed: " + r.problem());
-    new_session();
+    open_session();
 }
 
 int Client::prompt(const std::string& text) {
@@ -337,6 +409,26 @@ std::vector<AuthMethod> Client::auth_methods() const {
 json Client::agent_info() const {
     std::lock_guard lock(mutex_);
     return agent_info_;
+}
+
+json Client::agent_capabilities() const {
+    std::lock_guard lock(mutex_);
+    return agent_capabilities_;
+}
+
+bool Client::session_loaded() const {
+    std::lock_guard lock(mutex_);
+    return loaded_;
+}
+
+int Client::replayed_updates() const {
+    std::lock_guard lock(mutex_);
+    return replayed_;
+}
+
+std::string Client::why_fresh() const {
+    std::lock_guard lock(mutex_);
+    return why_fresh_;
 }
 
 std::vector<PermissionRequest> Client::open_permissions() const {

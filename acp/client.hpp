@@ -4,6 +4,14 @@
 // turns one at a time from a queue, keeps the transcript, answers permission requests by the
 // policy or through the host, and serves the agent's fs/* and terminal/* requests.
 //
+// A session asked to be loaded (`load_session`, a resume of SPEC 19) is opened with
+// `session/load` when the agent's initialize offers `agentCapabilities.loadSession`, and with
+// `session/new` when it does not or the load fails; session_loaded() and why_fresh() say which.
+// The agent replays the loaded conversation as session/update notifications before it answers
+// the load: those are counted and dropped, not applied to the transcript nor told to the host,
+// since the conversation they replay is already kept (the host's store has its transcript from
+// before), and the transcript is what happened in this session's turns, once.
+//
 // Cancel (session/cancel) answers every open permission request `cancelled` and gives the
 // agent `cancel_deadline` (10 s) to end the turn; an agent that does not is ended. The end of
 // the connection, for whatever reason, fails the turn under way and the queued ones with that
@@ -37,6 +45,8 @@ struct ClientOptions {
     std::vector<std::filesystem::path> directories;  // more roots for fs/* (additionalDirectories)
     std::vector<std::string> env;                    // "K=V" for the agent
     nlohmann::json mcp_servers = nlohmann::json::array();  // session/new's mcpServers
+    // The session to open with session/load (its id), when the agent offers it; none: a new one.
+    std::optional<std::string> load_session;
     Policy policy = Policy::ask;
     std::string marker;  // "K=V" marking the agent's tree (made when empty)
     std::chrono::milliseconds handshake_timeout{30000};
@@ -58,7 +68,8 @@ class Client {
     // told, auth_methods() filled). Throws team::Error when the agent cannot be started, fails
     // the handshake, or answers a protocol version we did not offer (the agent is ended).
     void start();
-    // Runs `authenticate` with one of auth_methods(), then session/new. Throws as start().
+    // Runs `authenticate` with one of auth_methods(), then opens the session (session/load or
+    // session/new, as start() does). Throws as start().
     void authenticate(const std::string& method_id);
 
     // Queues a prompt turn; returns its number (1, 2, …). Throws team::Error (refused) when the
@@ -81,6 +92,15 @@ class Client {
     std::string session_id() const;
     std::vector<AuthMethod> auth_methods() const;
     nlohmann::json agent_info() const;
+    // initialize's agentCapabilities (an object, empty when the agent named none).
+    nlohmann::json agent_capabilities() const;
+    // True when the session is options.load_session, loaded; how many session/update
+    // notifications its replay sent (dropped, see above).
+    bool session_loaded() const;
+    int replayed_updates() const;
+    // Why a new session was made when options.load_session asked for a load ("the agent does not
+    // offer session/load", "session/load failed: …"); empty when none was asked or it loaded.
+    std::string why_fresh() const;
     std::vector<PermissionRequest> open_permissions() const;
     std::string transcript_text() const;
     nlohmann::json transcript_records() const;
@@ -98,7 +118,15 @@ class Client {
         nlohmann::json rpc_id;
         PermissionRequest request;
     };
+    // session/load when asked for and offered, else (or when it fails) session/new.
+    void open_session();
+    // True when the load settled the session (loaded, or the agent wants authentication first);
+    // false when a new one must be made instead (why_fresh_ says why).
+    bool load_session(const std::string& id);
     void new_session();
+    // An auth_required answer: state needs_auth and the host told. False for any other.
+    bool wants_auth(const Reply& r);
+    void session_ready(const std::string& id);
     void turn_loop();
     void on_message(Incoming&& in);
     void on_end(const std::string& reason);
@@ -118,6 +146,11 @@ class Client {
     std::string session_id_;
     std::vector<AuthMethod> auth_methods_;
     nlohmann::json agent_info_;
+    nlohmann::json agent_capabilities_ = nlohmann::json::object();
+    bool loading_ = false;  // session/load under way: its replayed updates are dropped
+    bool loaded_ = false;
+    int replayed_ = 0;
+    std::string why_fresh_;
     Transcript transcript_;
     std::deque<std::shared_ptr<Turn>> queue_;
     std::map<int, std::shared_ptr<Turn>> turns_;

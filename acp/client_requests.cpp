@@ -54,6 +54,11 @@ void Client::on_message(Incoming&& in) {
         Update u = read_update(in.params);
         {
             std::lock_guard lock(mutex_);
+            // A loaded session's replay: its conversation is kept already (acp/client.hpp).
+            if (loading_) {
+                ++replayed_;
+                return;
+            }
             transcript_.apply(u);
         }
         host_.updated(u);

@@ -172,6 +172,12 @@ void reopen_acp_session(Store& store, std::int64_t agent_id,
     s.exec();
 }
 
+void clear_acp_session_load(Store& store, std::int64_t agent_id) {
+    Statement s(store.db(), "UPDATE acp_agents SET load_from = NULL WHERE agent_id = ?");
+    s.bind(1, agent_id);
+    s.exec();
+}
+
 std::int64_t add_acp_cancel(Store& store, std::int64_t agent_id) {
     Statement s(store.db(),
                 "UPDATE acp_agents SET cancels = cancels + 1 WHERE agent_id = ? "
@@ -346,6 +352,13 @@ json acp_transcript(Store& store, std::int64_t agent_id) {
     json out = json::array();
     while (s.executeStep()) out.push_back(json_column(s.getColumn(0)));
     return out;
+}
+
+std::int64_t next_acp_transcript_seq(Store& store, std::int64_t agent_id) {
+    Statement s(store.db(),
+                "SELECT COALESCE(MAX(seq) + 1, 0) FROM acp_transcript WHERE agent_id = ?");
+    s.bind(1, agent_id);
+    return s.executeStep() ? s.getColumn(0).getInt64() : 0;
 }
 
 json to_json(const AcpPermissionRow& p, const std::string& team) {

@@ -46,6 +46,9 @@ void end_acp_session(Store& store, std::int64_t agent_id, const std::string& rea
 // `load_from` (when given) instead of making a new one.
 void reopen_acp_session(Store& store, std::int64_t agent_id,
                         const std::optional<std::string>& load_from);
+// Its host has opened the session `load_from` asked for, or a new one in its place: nothing is
+// left to load.
+void clear_acp_session_load(Store& store, std::int64_t agent_id);
 // One more cancel request; returns the new count.
 std::int64_t add_acp_cancel(Store& store, std::int64_t agent_id);
 
@@ -107,6 +110,9 @@ int expire_acp_permissions(Store& store, std::int64_t agent_id, EpochMs at);
 void put_acp_transcript(Store& store, std::int64_t agent_id, std::int64_t seq,
                         const nlohmann::json& record);
 nlohmann::json acp_transcript(Store& store, std::int64_t agent_id);
+// The seq after the agent's last entry (0 for none): where a host started again (a resume)
+// writes its session's transcript, after the one kept from before.
+std::int64_t next_acp_transcript_seq(Store& store, std::int64_t agent_id);
 
 nlohmann::json to_json(const AcpPermissionRow& row, const std::string& team);
 nlohmann::json to_json(const AcpTurnRow& turn);

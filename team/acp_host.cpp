@@ -42,6 +42,35 @@ std::string message_prompt(const Message& m) {
     return text;
 }
 
+// How the session a resume asked for came back, in the team's activity: loaded, or a new one in
+// its place (`acp_session_fresh`, with the reason), so that nobody takes a fresh session for the
+// old conversation.
+void record_load(Store& store, EpochMs now, const TeamRecord& team, const AgentRecord& agent,
+                 const std::string& load_from, const acp::Client& client) {
+    if (client.session_loaded()) {
+        append_activity(store.db(), team.id, now, agent.id_string(), "acp_session_loaded",
+                        {{"agentId", agent.id_string()},
+                         {"sessionId", client.session_id()},
+                         {"replayedUpdates", client.replayed_updates()}});
+        return;
+    }
+    append_activity(store.db(), team.id, now, agent.id_string(), "acp_session_fresh",
+                    {{"agentId", agent.id_string()},
+                     {"sessionId", client.session_id()},
+                     {"loadFrom", load_from},
+                     {"reason", client.why_fresh()}});
+}
+
+// The same in the pane.
+std::string load_line(const std::string& load_from, const acp::Client& client) {
+    if (client.session_loaded())
+        return "team: session " + load_from + " loaded: the agent replayed its conversation (" +
+               std::to_string(client.replayed_updates()) +
+               " updates, already in the transcript, not stored again)\n";
+    return "team: session " + load_from + " not loaded (" + client.why_fresh() +
+           "): a new session, without the earlier conversation\n";
+}
+
 }  // namespace
 
 int host_acp_agent(Store& store, std::int64_t agent_id) {
@@ -67,8 +96,12 @@ int host_acp_agent(Store& store, std::int64_t agent_id) {
                       {"args", json::array({"mcp", "--home", store.home().string(), "--team",
                                             team->name, "--as", agent->name})},
                       {"env", json::array()}}});
+    // A resume (SPEC 19) asks for its session back: session/load, or a new one when the agent
+    // cannot (acp/client.hpp).
+    options.load_session = session->load_from;
     acp::Client client(options, host);
-    host.attach(client);
+    // After the transcript an earlier session left (a resume), which stays as it was.
+    host.attach(client, host.with_store([&] { return next_acp_transcript_seq(store, agent_id); }));
 
     std::string command_line;
     for (const auto& a : options.command) command_line += (command_line.empty() ? "" : " ") + a;
@@ -99,10 +132,17 @@ int host_acp_agent(Store& store, std::int64_t agent_id) {
         return 1;
     }
     if (client.state() == acp::ClientState::ready) {
+        // Kept as the store keeps it: initialize's agentInfo with its agentCapabilities, which a
+        // resume reads (whether the agent can load this session again).
+        json info = client.agent_info().is_object() ? client.agent_info() : json::object();
+        info["agentCapabilities"] = client.agent_capabilities();
         host.with_store([&] {
             store.write([&] {
-                set_acp_session_state(store, agent_id, "ready", client.session_id(),
-                                      client.agent_info(), nullptr);
+                set_acp_session_state(store, agent_id, "ready", client.session_id(), info, nullptr);
+                if (session->load_from) {
+                    clear_acp_session_load(store, agent_id);
+                    record_load(store, clock.now(), *team, *agent, *session->load_from, client);
+                }
                 append_activity(
                     store.db(), team->id, clock.now(), agent->id_string(), "acp_ready",
                     {{"agentId", agent->id_string()}, {"sessionId", client.session_id()}});
@@ -117,6 +157,7 @@ int host_acp_agent(Store& store, std::int64_t agent_id) {
                 }
             });
         });
+        if (session->load_from) print_in_pane(load_line(*session->load_from, client));
         print_in_pane("team: session " + client.session_id() + " ready\n");
     }
 

@@ -44,8 +44,8 @@ StoreHost::~StoreHost() {
     if (wake_ >= 0) ::close(wake_);
 }
 
-void StoreHost::attach(acp::Client& client) {
-    writer_.start(client);
+void StoreHost::attach(acp::Client& client, std::int64_t first_seq) {
+    writer_.start(client, first_seq);
 }
 
 bool StoreHost::ended() const {

@@ -31,8 +31,8 @@ class StoreHost final : public acp::Host {
     StoreHost(const StoreHost&) = delete;
     StoreHost& operator=(const StoreHost&) = delete;
 
-    // Starts the transcript's writer on `client`.
-    void attach(acp::Client& client);
+    // Starts the transcript's writer on `client`, its entries stored from `first_seq` on.
+    void attach(acp::Client& client, std::int64_t first_seq);
 
     // The main loop's wake-up besides the store: the agent ended, or the writer has news.
     int wake_fd() const { return wake_; }

@@ -30,8 +30,9 @@ TranscriptWriter::~TranscriptWriter() {
     stop();
 }
 
-void TranscriptWriter::start(const acp::Client& client) {
+void TranscriptWriter::start(const acp::Client& client, std::int64_t first_seq) {
     client_ = &client;
+    first_seq_ = first_seq;
     thread_ = std::thread([this] { write_loop(); });
 }
 
@@ -94,7 +95,8 @@ void TranscriptWriter::flush() {
         std::lock_guard storing(store_mutex_);
         store_.write([&] {
             for (const auto& [seq, record] : changed)
-                put_acp_transcript(store_, agent_id_, static_cast<std::int64_t>(seq), record);
+                put_acp_transcript(store_, agent_id_, first_seq_ + static_cast<std::int64_t>(seq),
+                                   record);
             append_activity(store_.db(), team_id_, clock_.now(), actor_, "acp_transcript",
                             {{"agentId", actor_}, {"entries", records.size()}});
         });

@@ -37,8 +37,9 @@ class TranscriptWriter {
     TranscriptWriter(const TranscriptWriter&) = delete;
     TranscriptWriter& operator=(const TranscriptWriter&) = delete;
 
-    // Starts the writer on `client`'s transcript.
-    void start(const acp::Client& client);
+    // Starts the writer on `client`'s transcript, its first entry stored at `first_seq`: after
+    // the entries an earlier session of the agent left (a resume), which stay as they were.
+    void start(const acp::Client& client, std::int64_t first_seq);
     // The transcript changed: the writer writes and draws it within kTranscriptPace.
     void dirty();
     // A line of the host's own in the pane, drawn by the writer after the transcript as it
@@ -62,6 +63,7 @@ class TranscriptWriter {
     std::string actor_;
     SystemClock clock_;
     const acp::Client* client_ = nullptr;
+    std::int64_t first_seq_ = 0;
 
     std::mutex mutex_;  // below
     std::condition_variable changed_;

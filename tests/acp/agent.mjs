@@ -26,8 +26,15 @@
 //   stop REASON           the turn's stop reason (end_turn when absent)
 //   fail TEXT             session/prompt answers error -32603 with TEXT: the turn fails, the
 //                         agent goes on
+//   history               says "history: N earlier turns[: P1 | P2 …]", the prompts of the
+//                         session's earlier turns (a loaded session's included), newlines as "; "
 // Flags: --auth (session/new wants `authenticate` first), --version N (answers protocol version
-// N), --ignore-eof (ignores the end of stdin and SIGTERM, and leaves a detached grandchild).
+// N), --ignore-eof (ignores the end of stdin and SIGTERM, and leaves a detached grandchild),
+// --load-sessions DIR (offers loadSession: each session's history, its turns' prompts and what
+// the agent said in them, is kept in DIR/<sessionId>.json, written whole before each turn's
+// reply so that it outlives a SIGKILL; session/load replays it as user_message_chunk and
+// agent_message_chunk updates before its reply, and the session goes on with it; an unknown id
+// is answered -32002. Session ids are then unique across processes).
 // ACP_TEST_STAMP_FILE=PATH (for bench/acp.cpp; nothing is written without it): appends a line
 // "EVENT MS" per event, MS being CLOCK_MONOTONIC in milliseconds (process.hrtime.bigint() on
 // Linux, comparable with clock_gettime(CLOCK_MONOTONIC) of another process). EVENT: prompt (a
@@ -36,7 +43,9 @@
 // terminal-created (terminal/create about to be sent / answered).
 import * as acp from "@agentclientprotocol/sdk";
 import { spawn } from "node:child_process";
-import { appendFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 
 const args = process.argv.slice(2);
@@ -44,6 +53,7 @@ const flag = (name) => args.includes(name);
 const needsAuth = flag("--auth");
 let authenticated = false;
 const version = flag("--version") ? Number(args[args.indexOf("--version") + 1]) : acp.PROTOCOL_VERSION;
+const loadDir = flag("--load-sessions") ? args[args.indexOf("--load-sessions") + 1] : null;
 
 if (flag("--ignore-eof")) {
   process.on("SIGTERM", () => {});
@@ -56,8 +66,18 @@ const stamp = stampFile
   ? (event) => appendFileSync(stampFile, `${event} ${(Number(process.hrtime.bigint()) / 1e6).toFixed(3)}\n`)
   : () => {};
 
-const sessions = new Map(); // sessionId -> { cwd, mcpServers, cancelled: Promise, cancel() }
+// sessionId -> { cwd, mcpServers, cancelled: Promise, cancel(), history: [{ prompt, said }], said }
+const sessions = new Map();
 let nextSession = 1;
+
+// A session's history under --load-sessions: replaced whole through a rename, never half written.
+const historyFile = (sessionId) => join(loadDir, `${encodeURIComponent(sessionId)}.json`);
+function keepHistory(sessionId, session) {
+  if (!loadDir) return;
+  const file = historyFile(sessionId);
+  writeFileSync(`${file}.tmp`, JSON.stringify({ cwd: session.cwd, history: session.history }));
+  renameSync(`${file}.tmp`, file);
+}
 
 function newCancel(session) {
   session.cancelled = new Promise((resolve) => (session.cancel = resolve));
@@ -67,7 +87,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function runStep(ctx, session, sessionId, line) {
   const client = ctx.client;
-  const update = (u) => client.notify(acp.methods.client.session.update, { sessionId, update: u });
+  const update = (u) => {
+    if (u.sessionUpdate === "agent_message_chunk") session.said += u.content.text;
+    return client.notify(acp.methods.client.session.update, { sessionId, update: u });
+  };
   const say = (text) => update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
   const [verb, ...rest] = line.trim().split(/\s+/);
   const restText = line.trim().slice(verb.length).trimStart();
@@ -199,6 +222,10 @@ async function runStep(ctx, session, sessionId, line) {
           content: { type: "text", text: "still read", _meta: {} } } } }) + "\n");
       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "x/unknown_notification", params: {} }) + "\n");
       return;
+    case "history": {
+      const prompts = session.history.map((t) => t.prompt.replaceAll("\n", "; "));
+      return say(`history: ${prompts.length} earlier turns${prompts.length ? ": " : ""}${prompts.join(" | ")}`);
+    }
     case "sleep":
       return sleep(Number(rest[0]));
     case "stop":
@@ -217,7 +244,7 @@ const app = acp
   .agent({ name: "team-acp-test-agent" })
   .onRequest(acp.methods.agent.initialize, () => ({
     protocolVersion: version,
-    agentCapabilities: { loadSession: false },
+    agentCapabilities: { loadSession: loadDir !== null },
     agentInfo: { name: "team-acp-test-agent", version: "1.0.0" },
     authMethods: needsAuth ? [{ id: "token", name: "A token", description: "for the tests" }] : [],
   }))
@@ -228,11 +255,28 @@ const app = acp
   })
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
     if (needsAuth && !authenticated) throw acp.RequestError.authRequired();
-    const sessionId = `session-${nextSession++}`;
-    const session = { cwd: params.cwd, mcpServers: params.mcpServers };
+    const sessionId = loadDir ? `session-${randomUUID()}` : `session-${nextSession++}`;
+    const session = { cwd: params.cwd, mcpServers: params.mcpServers, history: [], said: "" };
     newCancel(session);
     sessions.set(sessionId, session);
+    keepHistory(sessionId, session);
     return { sessionId };
+  })
+  .onRequest(acp.methods.agent.session.load, async (ctx) => {
+    const { sessionId, cwd, mcpServers } = ctx.params;
+    if (!loadDir || !existsSync(historyFile(sessionId))) throw acp.RequestError.sessionNotFound(sessionId);
+    const { history } = JSON.parse(readFileSync(historyFile(sessionId), "utf8"));
+    // The conversation replayed as the ACP spec has it: every turn's prompt and answer as
+    // session/update notifications, all sent before the reply.
+    const replay = (u) => ctx.client.notify(acp.methods.client.session.update, { sessionId, update: u });
+    for (const turn of history) {
+      await replay({ sessionUpdate: "user_message_chunk", content: { type: "text", text: turn.prompt } });
+      if (turn.said) await replay({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: turn.said } });
+    }
+    const session = { cwd, mcpServers, history, said: "" };
+    newCancel(session);
+    sessions.set(sessionId, session);
+    return {};
   })
   .onRequest(acp.methods.agent.session.prompt, async (ctx) => {
     stamp("prompt");
@@ -241,11 +285,21 @@ const app = acp
     if (!session) throw acp.RequestError.sessionNotFound(sessionId);
     newCancel(session);
     const text = prompt.filter((b) => b.type === "text").map((b) => b.text).join("\n");
+    session.said = "";
+    // The turn joins the history once it has run, whatever its end.
+    const remember = () => {
+      session.history.push({ prompt: text, said: session.said });
+      keepHistory(sessionId, session);
+    };
     let stopReason = "end_turn";
-    for (const line of text.split("\n")) {
-      const result = await runStep(ctx, session, sessionId, line);
-      if (result === "cancelled") return { stopReason: "cancelled" };
-      if (typeof result === "string") stopReason = result;
+    try {
+      for (const line of text.split("\n")) {
+        const result = await runStep(ctx, session, sessionId, line);
+        if (result === "cancelled") return { stopReason: "cancelled" };
+        if (typeof result === "string") stopReason = result;
+      }
+    } finally {
+      remember();
     }
     return { stopReason };
   })

@@ -2,6 +2,8 @@
 // one of tests/acp (node and the official TypeScript SDK; each line of a prompt is a step of its
 // script: say, permission, terminal, wait-cancel, crash...), hosted by `team spawn --acp`. Tagged
 // [acp] (ctest label `acp`); without tests/acp/node_modules each test says so and is skipped.
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
@@ -88,6 +90,36 @@ class AcpHome : public team::test::AgentsHome {
             },
             bound(15000)));
         return list;
+    }
+
+    // A reboot as the agents see it: every process of the test (the home's tmux server, the pane
+    // supervisors, the ACP hosts and the agents) SIGKILLed, nothing of team told. Again until
+    // none is left, in case one was starting another meanwhile.
+    void reboot() const {
+        REQUIRE(eventually(
+            [&] {
+                for (pid_t pid : mark.alive()) ::kill(pid, SIGKILL);
+                return mark.none_alive_within(500);
+            },
+            bound(10000)));
+    }
+
+    // `team resume --all`: the one agent's outcome, and its session ready again.
+    Json resume_one(const std::string& name) const {
+        auto doc = ok({"resume", "--all"});
+        INFO("resume: " << doc.dump());
+        REQUIRE(doc["agents"].size() == 1);
+        auto outcome = doc["agents"][0];
+        REQUIRE(outcome["name"] == name);
+        REQUIRE(eventually([&] { return acp(name)["state"] == "ready"; }, bound(20000)));
+        return outcome;
+    }
+
+    // The kinds of the stored transcript's entries, in order.
+    std::vector<std::string> kinds(const Json& records) const {
+        std::vector<std::string> out;
+        for (const auto& r : records) out.push_back(r["kind"]);
+        return out;
     }
 
     // `team prompt NAME TEXT --wait`: its exit code and document.
@@ -426,6 +458,92 @@ TEST_CASE("acp: an agent that asks for authentication, one that answers another 
     auto gone = h.wait_terminated("a2", 20000);
     CHECK(gone["acp"]["state"] == "ended");
     CHECK_THAT(gone["acp"]["endReason"].get<std::string>(), Catch::Contains("protocol version"));
+    h.ok({"kill-agent", "a1", "--force"});
+    h.check_nothing_left();
+}
+
+// SPEC 19 for an ACP agent: after a reboot, `team resume` starts its host again, which loads its
+// session with session/load when the agent offers it. The agent replays the conversation before
+// its reply; the transcript kept from before is not written again, and the new turns follow it.
+TEST_CASE("acp: a resume loads the agent's session: its conversation goes on, stored once",
+          "[acp]") {
+    if (!acp_peer_ready()) return;
+    AcpHome h("acp-resume");
+    fs::path kept = h.env.dir() / "acp-sessions";
+    fs::create_directories(kept);
+    h.spawn_acp("a1", {}, {"--load-sessions", kept.string()});
+    std::string session = h.acp("a1")["sessionId"];
+    auto [code, doc] = h.prompt_wait("a1", "say remember the walrus");
+    REQUIRE(code == 0);
+    auto first = h.records("a1");
+    REQUIRE(h.kinds(first) == std::vector<std::string>{"prompt", "agent_message", "stop"});
+
+    h.reboot();
+    auto outcome = h.resume_one("a1");
+    CHECK(outcome["outcome"] == "resumed");
+    CHECK(outcome["conversation"] == "acp");
+    CHECK(outcome["conversationId"] == session);
+    CHECK(h.acp("a1")["sessionId"] == session);
+    auto loaded = h.activity("acp_session_loaded");
+    REQUIRE(loaded.size() == 1);
+    CHECK(loaded[0]["details"]["sessionId"] == session);
+    // The replay: the earlier prompt and what the agent said to it, dropped.
+    CHECK(loaded[0]["details"]["replayedUpdates"] == 2);
+    CHECK(h.activity("acp_session_fresh").empty());
+
+    // The agent has the earlier conversation; the stored transcript has it once, then the new turn.
+    auto [code2, doc2] = h.prompt_wait("a1", "history");
+    REQUIRE(code2 == 0);
+    auto records = h.records("a1");
+    REQUIRE(h.kinds(records) == std::vector<std::string>{"prompt", "agent_message", "stop",
+                                                         "prompt", "agent_message", "stop"});
+    for (std::size_t i = 0; i < first.size(); ++i) CHECK(records[i] == first[i]);
+    CHECK(records[4]["text"] == "history: 1 earlier turns: say remember the walrus");
+
+    // A session the agent cannot load any more (its history gone): a new session, said so in
+    // the activity, and the agent works without the earlier conversation.
+    fs::remove(kept / (session + ".json"));
+    h.reboot();
+    outcome = h.resume_one("a1");
+    CHECK(outcome["outcome"] == "resumed");
+    auto fresh = h.activity("acp_session_fresh");
+    REQUIRE(fresh.size() == 1);
+    CHECK(fresh[0]["details"]["loadFrom"] == session);
+    CHECK_THAT(fresh[0]["details"]["reason"].get<std::string>(),
+               Catch::Contains("session/load failed"));
+    std::string now = h.acp("a1")["sessionId"];
+    CHECK(now != session);
+    CHECK(fresh[0]["details"]["sessionId"] == now);
+    auto [code3, doc3] = h.prompt_wait("a1", "history");
+    REQUIRE(code3 == 0);
+    records = h.records("a1");
+    REQUIRE(records.size() == 9);
+    CHECK(records[7]["text"] == "history: 0 earlier turns");
+    h.ok({"kill-agent", "a1", "--force"});
+    h.check_nothing_left();
+}
+
+TEST_CASE("acp: a resume of an agent without session/load starts it fresh, and it works", "[acp]") {
+    if (!acp_peer_ready()) return;
+    AcpHome h("acp-resume-fresh");
+    h.spawn_acp("a1");
+    std::string session = h.acp("a1")["sessionId"];
+    auto [code, doc] = h.prompt_wait("a1", "say before the reboot");
+    REQUIRE(code == 0);
+
+    h.reboot();
+    auto outcome = h.resume_one("a1");
+    CHECK(outcome["outcome"] == "fresh");
+    CHECK(outcome["why"] == "the agent does not offer session/load");
+    auto [code2, doc2] = h.prompt_wait("a1", "say after the reboot");
+    CHECK(code2 == 0);
+    CHECK(doc2["stopReason"] == "end_turn");
+    // The transcript from before is kept, the new session's after it.
+    auto records = h.records("a1");
+    REQUIRE(records.size() == 6);
+    CHECK(records[1]["text"] == "before the reboot");
+    CHECK(records[4]["text"] == "after the reboot");
+    CHECK(h.activity("acp_session_loaded").empty());
     h.ok({"kill-agent", "a1", "--force"});
     h.check_nothing_left();
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include "acp/client.hpp"
 #include "base/error.hpp"
@@ -92,7 +93,8 @@ struct Rig {
     std::unique_ptr<Client> client;
 
     explicit Rig(std::vector<std::string> flags = {}, Policy policy = Policy::ask,
-                 std::vector<std::string> command = {}) {
+                 std::vector<std::string> command = {},
+                 std::optional<std::string> load_session = std::nullopt) {
         ClientOptions o;
         o.command = command.empty()
                         ? std::vector<std::string>{"node", (peer_dir() / "agent.mjs").string()}
@@ -104,6 +106,7 @@ struct Rig {
             {{{"name", "team"}, {"command", "team"}, {"args", {"mcp"}}, {"env", json::array()}}});
         o.cancel_deadline = 1500ms;
         o.close_grace = 500ms;
+        o.load_session = std::move(load_session);
         client = std::make_unique<Client>(std::move(o), host);
     }
     TurnResult turn(const std::string& script) {
@@ -404,4 +407,59 @@ TEST_CASE("acp: a wrapper that ignores EOF and SIGTERM leaves no orphan after cl
     rig.client->close();
     CHECK(alive_with(rig.client->marker()) == 0);
     CHECK(rig.client->state() == ClientState::ended);
+}
+
+// A resume's session/load (SPEC 19): the scripted agent with --load-sessions keeps each session's
+// history in a directory, so a second agent process loads what the first one was told.
+TEST_CASE("acp: session/load when offered, its replay dropped, else a new session and why",
+          "[acp]") {
+    if (!peer_ready()) return;
+    team::test::TempDir kept;
+    std::vector<std::string> loads{"--load-sessions", kept.path().string()};
+    std::string id;
+    {
+        Rig rig(loads);
+        rig.client->start();
+        CHECK(rig.client->agent_capabilities()["loadSession"] == true);
+        CHECK(!rig.client->session_loaded());
+        CHECK(rig.client->why_fresh().empty());
+        id = rig.client->session_id();
+        CHECK(rig.turn("say remember the walrus").ok());
+    }
+    {
+        Rig rig(loads, Policy::ask, {}, id);
+        rig.client->start();
+        REQUIRE(rig.client->session_loaded());
+        CHECK(rig.client->state() == ClientState::ready);
+        CHECK(rig.client->session_id() == id);
+        CHECK(rig.client->why_fresh().empty());
+        // The replay (the prompt and its answer) neither in the transcript nor told to the host.
+        CHECK(rig.client->replayed_updates() == 2);
+        CHECK(rig.client->transcript_records().empty());
+        {
+            std::lock_guard lock(rig.host.mutex);
+            CHECK(rig.host.messages.empty());
+        }
+        CHECK(rig.turn("history").ok());
+        CHECK(rig.said() == "history: 1 earlier turns: say remember the walrus");
+    }
+    {
+        // A session the agent does not know: session/load answers an error, a new session.
+        Rig rig(loads, Policy::ask, {}, "session-gone");
+        rig.client->start();
+        CHECK(!rig.client->session_loaded());
+        CHECK(rig.client->state() == ClientState::ready);
+        CHECK(rig.client->session_id() != "session-gone");
+        CHECK_THAT(rig.client->why_fresh(), Catch::Contains("session/load failed"));
+        CHECK(rig.turn("history").ok());
+        CHECK(rig.said() == "history: 0 earlier turns");
+    }
+    {
+        // An agent that does not offer it is never asked.
+        Rig rig({}, Policy::ask, {}, id);
+        rig.client->start();
+        CHECK(!rig.client->session_loaded());
+        CHECK(rig.client->state() == ClientState::ready);
+        CHECK(rig.client->why_fresh() == "the agent does not offer session/load");
+    }
 }
