@@ -337,6 +337,44 @@ std::vector<Figure> figures(const std::string& team, const std::string& store) {
                         return ms;
                     },
                     kill_tmux_server, 5});
+    // Bringing agents back (SPEC 19): 16 agents spawned into a new team, its tmux server then
+    // killed (their supervisors record each end), and `team resume --all` until all 16 are live
+    // again, beside the 16 spawns of the same agents into a new team. Goal: <= 500 ms for the
+    // 16 (the spawns' goal, 12 ms each, and a margin: a resume also takes back tasks and
+    // restarts each record in a write of its own).
+    auto spawn16 = [](Env& env, const std::string& team) {
+        for (int i = 0; i < 16; ++i) {
+            run_checked(env, {env.team, "--team", team, "spawn", "a" + std::to_string(i), "--",
+                              "sleep", "1000"});
+        }
+    };
+    list.push_back({"spawn 16 agents", 0.0, nullptr,
+                    [spawn16](Env& env) {
+                        std::string team = "s" + std::to_string(env.counter++);
+                        run_checked(env, {env.team, "create", team});
+                        double start = now_ms();
+                        spawn16(env, team);
+                        double ms = now_ms() - start;
+                        tmux(env, {"kill-server"});
+                        run_capture(env, {env.team, "--team", team, "agents"});
+                        return ms;
+                    },
+                    kill_tmux_server, 5});
+    list.push_back({"resume 16 lost agents", 500.0, nullptr,
+                    [spawn16](Env& env) {
+                        std::string team = "r" + std::to_string(env.counter++);
+                        run_checked(env, {env.team, "create", team});
+                        spawn16(env, team);
+                        tmux(env, {"kill-server"});
+                        run_capture(env, {env.team, "--team", team, "agents"});
+                        double start = now_ms();
+                        run_checked(env, {env.team, "--team", team, "resume", "--all"});
+                        double ms = now_ms() - start;
+                        tmux(env, {"kill-server"});
+                        run_capture(env, {env.team, "--team", team, "agents"});
+                        return ms;
+                    },
+                    kill_tmux_server, 5});
     // `team agents --json` on a team of 32 live agents: each checked against its supervisor's
     // pid (pidfd and start time) before it is listed. Goal: median <= 5 ms.
     list.push_back({"agents --json, 32 agents", 5.0, team_with_agents(32),

@@ -128,6 +128,8 @@ const Entry kFiles[] = {
     {"HOME/shells/", "the output of background shells (ID.out)"},
     {"HOME/locks/", "the per-team locks of spawn, kill-agent and teardown"},
     {"HOME/presets/", "settings files written for spawn presets"},
+    {"HOME/spawn/",
+     "an agent's --env values on their way to its supervisor (ID.env, removed as it starts)"},
     {"HOME/config", "the home's settings: the store it uses (team store use)"},
     {"HOME/wake/", "the FIFOs through which a commit wakes the waits of this home"},
     {"HOME/hosts/", "the links to other hosts: one socket per host (NAME.sock)"},

@@ -269,7 +269,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "two resumes at once start each agent once; resumes SIGKILLed at random points, then run "
+    "two resumes at once start each agent once, and resumes SIGKILLed at random points, then run "
     "again, leave each agent live exactly once, its task and inbox kept",
     "[resume]") {
     Home h("rs-crash");

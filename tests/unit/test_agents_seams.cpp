@@ -42,7 +42,7 @@ struct World {
     World() {
         // Each new pane runs `team __agent ID`: start the agent's command below it and record it.
         tmux.on_open = [this](const FakeTmuxServer::Pane& pane) {
-            std::int64_t id = std::stoll(pane.argv.back());
+            std::int64_t id = std::stoll(pane.argv.at(4));  // __agent --home H ID --spawner P
             auto agent = load_agent(store, id);
             REQUIRE(agent);
             pid_t child = processes.spawn(pane.pid, {"TEAM_AGENT_ID=" + agent->id_string(),
