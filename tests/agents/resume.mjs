@@ -233,6 +233,14 @@ async function resumedAfterReboot(home, kind) {
   // Spending: every call the fake answered, once (the calls from before the kill not again).
   const after = await usageEqualsTheFake(home, model, 'w1');
   assert.ok(after.tokens.calls > before.tokens.calls, JSON.stringify({ before: before.tokens, after: after.tokens }));
+  // The conversation's id is the agent's own: its record (the one team reads) is named after
+  // it (Claude Code's transcript, Codex's rollout) or says it (Gemini CLI's chat file's header).
+  const record = after.records ?? '';
+  if (kind === 'gemini') {
+    assert.equal(JSON.parse(readFileSync(record, 'utf8').split('\n')[0]).sessionId, o.conversationId, record);
+  } else {
+    assert.ok(record.endsWith(`${o.conversationId}.jsonl`), `the record ${record}, the conversation ${o.conversationId}`);
+  }
   const settled = await usage(home, 'w1');
   assert.deepEqual(tokensOf(settled.tokens), tokensOf(model.mainUsage()), 'team usage a moment later');
   console.error(`[resume] ${kind}: ${o.outcome} ${o.conversationId}; ${model.requests.length} requests, ` +
