@@ -130,6 +130,27 @@ int lines_gone(const std::string& before, const std::string& now) {
     return gone;
 }
 
+// Gemini CLI still loading a resumed conversation: it reports SessionStart (idle) first, then
+// draws "Resuming session..." in place of its input box, and drops every key until it is done
+// (0.61: its input box is unmounted while it resumes; tests/agents/resume.mjs).
+bool still_resuming(const std::string& screen) {
+    return screen.find("Resuming session...") != std::string::npos;
+}
+
+// Its report of a prompt submitted since `at`.
+bool prompted_since(Store& store, std::int64_t agent_id, EpochMs at) {
+    auto row = load_agent_activity(store, agent_id);
+    return row && row->prompted_at && *row->prompted_at >= at;
+}
+
+// What of a typed text the screen shows, wrapped lines joined: its end, and the placeholder an
+// agent shows for a long paste (Codex's and Claude Code's "[Pasted …]").
+std::pair<int, int> shown_of(tmux::Tmux& tmux, const std::string& pane_id, const std::string& end) {
+    auto r = tmux.run({"capture-pane", "-p", "-J", "-t", pane_id});
+    if (!r.ok()) return {0, 0};
+    return {occurrences(r.out, end), occurrences(r.out, "[Pasted")};
+}
+
 }  // namespace
 
 PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t agent_id,
@@ -164,8 +185,23 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
             before = again;
         }
     }
+    auto deadline = Steady::now() + timeout;
+    // Typed to an agent that reports, not at a dialog: not while it is still resuming (its keys
+    // dropped); and what of the text shows before, so that text the agent never saw can be told
+    // from text it took or keeps (below).
+    bool retype = reports && !answering && !text.empty();
+    auto wait_resumed = [&] {
+        while (Steady::now() < deadline && still_resuming(look(tmux, pane_id).text))
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    };
     EpochMs typed_at = clock.now();
     std::string end = text_end(text);
+    std::pair<int, int> shown_before;
+    if (retype) {
+        wait_resumed();
+        typed_at = clock.now();
+        shown_before = shown_of(tmux, pane_id, end);
+    }
     if (answering && typed == Typed::notice) {
         // A notice at a dialog: pasted, which the dialog ignores. Shown in an input box within a
         // second (its end once more on the screen, wrapped lines joined, or a paste's
@@ -198,19 +234,32 @@ PromptTaken type_and_wait_taken(Store& store, tmux::Tmux& tmux, std::int64_t age
     } else {
         tmux::TmuxServer(tmux).type_text(pane_id, text, true);
     }
-    auto deadline = Steady::now() + timeout;
     auto pause = std::chrono::milliseconds(5);
     // An agent that reports: its Enter pressed again, a second apart, while it shows that it
     // took the last one for a newline (enter_became_newline). Its report of the prompt comes
     // before it does anything with it (the hook runs first), so no Enter lands in a dialog.
     auto enter_again = Steady::now() + std::chrono::seconds(1);
     bool answer_entered = text.empty();  // (an empty text is just the Enter)
+    int retypes = 0;
     PromptTaken out;
     while (true) {
         if (reports && Steady::now() >= enter_again && !(answering && answer_entered)) {
             enter_again = Steady::now() + std::chrono::seconds(1);
             Screen now = look(tmux, pane_id);
+            auto shown = retype ? shown_of(tmux, pane_id, end) : shown_before;
             if (now.ok && !answering && enter_became_newline(now, end)) {
+                tmux.run({"send-keys", "-t", pane_id, "Enter"});
+            } else if (retype && now.ok && retypes < 2 && !still_resuming(now.text) &&
+                       shown.first <= shown_before.first && shown.second <= shown_before.second &&
+                       !prompted_since(store, agent_id, typed_at)) {
+                // Nothing of it shows a second on and no report came: the agent dropped the keys
+                // (Gemini CLI, when it began resuming just after its SessionStart report, before
+                // it drew so). Typed again, at most twice.
+                ++retypes;
+                tmux::TmuxServer(tmux).type_text(pane_id, text, true);
+            } else if (retype && now.ok && !end.empty() &&
+                       now.cursor_line.find(end) != std::string::npos) {
+                // It sits in the input line a second on, unsubmitted: its Enter was dropped.
                 tmux.run({"send-keys", "-t", pane_id, "Enter"});
             } else if (now.ok && answering && now.cursor_line.find(end) != std::string::npos) {
                 tmux.run({"send-keys", "-t", pane_id, "Enter"});

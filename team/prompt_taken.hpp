@@ -11,7 +11,11 @@
 //     its screen as below (the key read, the dialog gone: an allowed command runs before
 //     PostToolUse comes);
 //     while no report came, an Enter the agent took for a newline (the text's end above an
-//     empty input line: Gemini CLI, after a paste) is pressed again, once a second;
+//     empty input line: Gemini CLI, after a paste) is pressed again, once a second; so is an
+//     Enter the agent dropped (the text still on the cursor's line), and text of which nothing
+//     shows (its keys dropped) is typed again, at most twice. A prompt is not typed while Gemini
+//     CLI shows "Resuming session..." (a resumed conversation loading, its keys dropped: it
+//     reports SessionStart before, and draws it a little after that report);
 //   - any pane agent: its terminal's input queue is empty (the program read what was typed; a
 //     program that does not read, `sleep`, leaves it there), and either the terminal is in line
 //     mode (a read takes the whole line, its Enter included) or, for a program that reads key by

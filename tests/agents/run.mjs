@@ -12,8 +12,9 @@ import { scenarios as acp } from './acp.mjs';
 import { scenarios as unattended } from './unattended.mjs';
 import { scenarios as activity } from './activity.mjs';
 import { scenarios as usage } from './usage.mjs';
+import { scenarios as resume } from './resume.mjs';
 
-const all = { ...claude, ...others, ...acp, ...unattended, ...activity, ...usage };
+const all = { ...claude, ...others, ...acp, ...unattended, ...activity, ...usage, ...resume };
 const wanted = process.argv.slice(2);
 for (const name of wanted) {
   if (!all[name]) {

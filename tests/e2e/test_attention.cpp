@@ -118,6 +118,42 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "prompt: an agent that reports, dropping keys while it resumes, gets the text once it can "
+    "take it",
+    "[attention]") {
+    // A resumed Gemini CLI as team meets it: reported idle (SessionStart), it first drops every
+    // key without a sign (it has begun resuming and not yet drawn so), then draws "Resuming
+    // session..." and still drops them, then shows its input line; a line read there is
+    // reported submitted (UserPromptSubmit) as its hook would.
+    AgentsHome h("att-resuming");
+    auto program = h.env.dir() / "resuming-agent";
+    auto got = h.env.dir() / "got";
+    std::ofstream(program) << "#!/bin/bash\n"
+                           << "stty -echo\n"
+                           << "drop() { local end=$((SECONDS + $1)); while [ $SECONDS -lt $end ]; "
+                              "do read -r -t 0.1 _; done; }\n"
+                           << "echo loading; drop 2\n"
+                           << "echo '⠋ Resuming session...'; drop 2\n"
+                           << "printf '\\033[2J\\033[H> '; stty echo; read -r line\n"
+                           << "printf '%s\\n' \"$line\" >> " << sq(got.string()) << "\n"
+                           << sq(team::test::team_binary()) << " --home "
+                           << sq(h.env.home().string()) << " __report " << sq(h.id("w1"))
+                           << " claude UserPromptSubmit "
+                           << "<<< '{\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"x\"}'\n"
+                           << "exec sleep 600\n";
+    fs::permissions(program, fs::perms(0755));
+    h.ok({"spawn", "w1", "--preset", "claude", "--env", h.mark.entry(), "--", program.string()});
+    h.report("w1", "SessionStart", {{"hook_event_name", "SessionStart"}, {"source", "resume"}});
+    auto taken = h.ok({"prompt", "w1", "after the resume", "--timeout", "15s"});
+    CHECK(taken["taken"] == true);
+    CHECK(taken["how"] == "report");
+    // Read once: the text typed again after its keys were dropped, not while it resumed.
+    CHECK(slurp(got) == "after the resume\n");
+    h.ok({"kill-agent", "w1", "--force"});
+    h.finish();
+}
+
+TEST_CASE(
     "attention: a wait reported by the agent's hooks tells the leader once, and the "
     "notify command each event",
     "[attention][sanitize]") {
