@@ -7,6 +7,7 @@
 #include "state/members.hpp"
 #include "team/agent_end.hpp"
 #include "team/agents.hpp"
+#include "team/env_file.hpp"
 #include "team/worktrees.hpp"
 
 namespace team {
@@ -86,11 +87,10 @@ int Agents::reconcile(const TeamRecord& team) {
             auto fresh = load_agent(store_, agent.id);
             if (!fresh || !fresh->live() || fresh->supervisor_pid) continue;
         }
-        // Its supervisor is gone without recording an end: end what is left of the agent and
-        // record it as lost.
-        auto target = proc::tree_of_record(std::nullopt, std::nullopt, agent.pid, agent.pid_start,
-                                           agent_marker(store_.home(), agent));
-        processes_.terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
+        // Its supervisor is gone without recording an end: record it as lost, then end what is
+        // left of it. In that order: a supervisor that its dead spawn's pane was still starting
+        // can record the start up to the write (then it is live, and nothing of it is ended),
+        // and not after it (the record is no longer `spawning`: it stops its command itself).
         bool marked = store_.write([&] {
             auto now = load_agent(store_, agent.id);
             // Not if its supervisor recorded the start meanwhile (it ends by itself otherwise).
@@ -99,6 +99,10 @@ int Agents::reconcile(const TeamRecord& team) {
                                 {"lost", std::nullopt, std::nullopt, "team", {}, {}});
         });
         if (!marked) continue;
+        auto target = proc::tree_of_record(std::nullopt, std::nullopt, agent.pid, agent.pid_start,
+                                           agent_marker(store_.home(), agent));
+        processes_.terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
+        drop_env_file(store_.home(), agent.id);
         ++changed;
         if (agent.pane_id && agent.supervisor_pid) {
             if (!panes) panes = server().list_panes();
