@@ -115,6 +115,36 @@ Json outcome_of(const Json& doc, const std::string& name) {
     return nullptr;
 }
 
+// One tools/call of `team mcp` as the leader: its result (the server answers what it took before
+// its input's end).
+Json mcp_call(const Home& h, const std::string& tool, const Json& arguments) {
+    Json init = {{"jsonrpc", "2.0"},
+                 {"id", 1},
+                 {"method", "initialize"},
+                 {"params",
+                  {{"protocolVersion", "2025-06-18"},
+                   {"capabilities", Json::object()},
+                   {"clientInfo", {{"name", "resume"}, {"version", "1"}}}}}};
+    Json call = {{"jsonrpc", "2.0"},
+                 {"id", 2},
+                 {"method", "tools/call"},
+                 {"params", {{"name", tool}, {"arguments", arguments}}}};
+    team::test::Child mcp(
+        {"/bin/sh", "-c", R"(printf '%s\n' "$MCP_INIT" "$MCP_CALL" | "$TEAM_BIN" mcp)"},
+        h.env.environment(h.extra({{"TEAM_BIN", team::test::team_binary()},
+                                   {"MCP_INIT", init.dump()},
+                                   {"MCP_CALL", call.dump()}})));
+    auto r = mcp.wait();
+    INFO("mcp: exit " << r.exit_code << " stderr " << r.err);
+    for (const auto& line : team::test::lines_of(r.out)) {
+        auto message = Json::parse(line, nullptr, false);
+        if (message.is_object() && message.value("id", Json()) == 2)
+            return message.value("result", Json());
+    }
+    FAIL("no answer to the call: " << r.out);
+    return nullptr;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -249,6 +279,17 @@ TEST_CASE(
     CHECK(skipped["outcome"] == "skipped");
     CHECK_THAT(skipped["why"].get<std::string>(), Catch::Contains("worktree"));
     CHECK(outcome_of(all, "w2").is_null());  // live
+
+    // The MCP face gives the same plan as the command line, and the same refusals.
+    auto cli_plan = h.ok({"resume", "--all", "--dry-run"});
+    auto mcp_plan = mcp_call(h, "agent_resume", {{"all", true}, {"dry_run", true}});
+    CHECK(mcp_plan["structuredContent"] == cli_plan);
+    auto hostile = mcp_call(h, "agent_resume", {{"names", {"$(touch /tmp/x)"}}});
+    CHECK(hostile["isError"] == true);
+    CHECK(hostile["structuredContent"]["code"] == "usage");
+    auto live = mcp_call(h, "agent_resume", {{"names", {"w2"}}});
+    CHECK(live["isError"] == true);
+    CHECK(live["structuredContent"]["code"] == "refused");
 
     // Bad input: each a usage error, nothing changed.
     unchanged = h.snapshot();
