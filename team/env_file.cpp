@@ -16,8 +16,8 @@ namespace team {
 
 namespace fs = std::filesystem;
 
-fs::path env_file_path(const fs::path& home, std::int64_t agent_id) {
-    return home / "spawn" / (std::to_string(agent_id) + ".env");
+fs::path env_file_path(const fs::path& home, std::int64_t agent_id, std::int64_t spawner) {
+    return home / "spawn" / (std::to_string(agent_id) + "-" + std::to_string(spawner) + ".env");
 }
 
 void write_env_file(const fs::path& home, std::int64_t agent_id,
@@ -25,11 +25,12 @@ void write_env_file(const fs::path& home, std::int64_t agent_id,
     fs::path dir = home / "spawn";
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
         throw failed("cannot make " + quote(dir.string()) + ": " + std::strerror(errno));
-    replace_file(env_file_path(home, agent_id), nlohmann::json(entries).dump());
+    replace_file(env_file_path(home, agent_id, ::getpid()), nlohmann::json(entries).dump());
 }
 
-std::vector<std::string> take_env_file(const fs::path& home, std::int64_t agent_id) {
-    fs::path path = env_file_path(home, agent_id);
+std::vector<std::string> take_env_file(const fs::path& home, std::int64_t agent_id,
+                                       std::int64_t spawner) {
+    fs::path path = env_file_path(home, agent_id, spawner);
     std::ifstream in(path, std::ios::binary);
     if (!in) return {};
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -43,8 +44,8 @@ std::vector<std::string> take_env_file(const fs::path& home, std::int64_t agent_
     return entries;
 }
 
-void drop_env_file(const fs::path& home, std::int64_t agent_id) {
-    ::unlink(env_file_path(home, agent_id).c_str());
+void drop_env_file(const fs::path& home, std::int64_t agent_id, std::int64_t spawner) {
+    ::unlink(env_file_path(home, agent_id, spawner).c_str());
 }
 
 std::vector<std::string> env_names(const std::vector<std::string>& entries) {

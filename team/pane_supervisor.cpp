@@ -61,7 +61,8 @@ int Agents::supervise(Store& store, std::int64_t agent_id, std::optional<std::in
     // --env, then the agent's identity, which --env cannot change; TEAM_* variables of whoever
     // started the tmux server do not leak in.
     // (Their values come from the file its spawn wrote: the store keeps their names only.)
-    std::vector<std::string> overrides = take_env_file(store.home(), agent_id);
+    std::vector<std::string> overrides =
+        take_env_file(store.home(), agent_id, spawner.value_or(agent->spawner_pid.value_or(0)));
     overrides.insert(overrides.end(),
                      {"TEAM_HOME=" + store.home().string(), "TEAM_NAME=" + agent->team,
                       "TEAM_AGENT_ID=" + agent->id_string(), "TEAM_AGENT_NAME=" + agent->name,

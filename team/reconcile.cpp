@@ -102,7 +102,7 @@ int Agents::reconcile(const TeamRecord& team) {
         auto target = proc::tree_of_record(std::nullopt, std::nullopt, agent.pid, agent.pid_start,
                                            agent_marker(store_.home(), agent));
         processes_.terminate_tree(target, SIGKILL, std::chrono::milliseconds(0), true);
-        drop_env_file(store_.home(), agent.id);
+        if (agent.spawner_pid) drop_env_file(store_.home(), agent.id, *agent.spawner_pid);
         ++changed;
         if (agent.pane_id && agent.supervisor_pid) {
             if (!panes) panes = server().list_panes();

@@ -236,8 +236,15 @@ std::vector<ResumeOutcome> Agents::resume(const TeamRecord& team, const Caller& 
         }
         if (argv.empty()) problems.push_back("its command was not recorded");
         o.command = argv;
-        // Its --env values, from the environment of whoever resumes (the store has names only).
+        // Its --env values, from the environment of whoever resumes (the store has names only);
+        // the names of what team gives it itself (a preset's, a worktree's: a record made before
+        // schema 16 kept them with the others) are not asked of it.
+        std::vector<std::string> own;
+        if (plan.wiring) own = env_names(plan.wiring->env);
+        if (worktree_of_agent(store_, a.id))
+            own.insert(own.end(), {"TEAM_WORKTREE", "TEAM_BRANCH", "TEAM_BASE"});
         for (const auto& key : a.env) {
+            if (std::find(own.begin(), own.end(), key) != own.end()) continue;
             const char* value = std::getenv(key.c_str());
             if (!value) {
                 problems.push_back("it was given --env " + key +
@@ -344,7 +351,7 @@ std::vector<ResumeOutcome> Agents::resume(const TeamRecord& team, const Caller& 
             if (!starting) throw failed("its record vanished while it was starting");
             auto running =
                 open_pane_and_wait(store_, clock_, processes_, server, team, *starting, [&] {
-                    drop_env_file(store_.home(), before.id);
+                    drop_env_file(store_.home(), before.id, ::getpid());
                     store_.write([&] {
                         auto now = load_agent(store_, before.id);
                         if (now && now->live()) {

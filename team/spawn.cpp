@@ -201,11 +201,10 @@ AgentRecord open_pane_and_wait(Store& store, const Clock& clock, proc::Processes
     std::optional<tmux::PaneInfo> pane;
     try {
         ChangeWatch watch(store.home());  // before the pane starts, so its update is seen
-        pane = server.open_pane(
-            team.name,
-            {own_binary(), "__agent", "--home", store.home().string(), std::to_string(agent.id),
-             "--spawner", std::to_string(::getpid())},
-            *agent.cwd, agent.name, *agent.log_file);
+        pane = server.open_pane(team.name,
+                                {own_binary(), "__agent", "--home", store.home().string(),
+                                 std::to_string(agent.id), "--spawner", std::to_string(::getpid())},
+                                *agent.cwd, agent.name, *agent.log_file);
         auto supervisor = processes.open(pane->pid);
         auto deadline = clock.steady() + kSpawnTimeout;
         for (;;) {
@@ -326,7 +325,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
         made = true;
         write_env_file(store_.home(), agent.id, request.env);
     } catch (...) {
-        drop_env_file(store_.home(), agent.id);
+        drop_env_file(store_.home(), agent.id, ::getpid());
         if (made && plan && !plan->reuse_id) worktrees->unmake(plan->row);
         store_.write([&] { delete_agent(store_, agent.id); });
         throw;
@@ -338,7 +337,7 @@ AgentRecord Agents::spawn(const TeamRecord& team, const Caller& caller, const Sp
         agent = open_pane_and_wait(store_, clock_, processes_, server, team, agent,
                                    [&] { store_.write([&] { delete_agent(store_, agent.id); }); });
     } catch (...) {
-        drop_env_file(store_.home(), agent.id);
+        drop_env_file(store_.home(), agent.id, ::getpid());
         if (plan && !plan->reuse_id) worktrees->unmake(plan->row);
         throw;
     }
