@@ -155,7 +155,7 @@ TEST_CASE("members: a spawning record, started once, or deleted", "[repo][member
     CHECK(live_member_exists(h.store, h.team.id, "alice"));
     CHECK(live_member_colors(h.store, h.team.id) == std::vector<std::string>{"blue"});
 
-    AgentStart start{100, 1000, 99, 990, std::string("%3")};
+    AgentStart start{100, 1000, 99, 990, std::string("%3"), std::nullopt};
     CHECK(h.store.write([&] { return record_agent_started(h.store, id, start); }));
     CHECK_FALSE(h.store.write([&] { return record_agent_started(h.store, id, start); }));
     stored = load_agent(h.store, id);
