@@ -53,13 +53,14 @@ nlohmann::json to_json(const ResumeOutcome& o) {
 
 namespace {
 
-// An end that nobody chose (SPEC 19): lost (its supervisor died with the machine or the tmux
-// server), or killed by a hangup or a terminate or kill signal that no stop of team's sent (a
-// shutdown's SIGTERM is recorded as confirmed or force_killed).
+// An end that nobody chose (SPEC 19: all but a stop on purpose, graceful, forced or a
+// limit's, which are recorded confirmed or force_killed): lost (its supervisor died with the
+// machine or the tmux server), or its command ended by a signal or a non-zero exit (a machine
+// going down kills in no set order: an ACP host whose agent went first exits 1). An agent that
+// exited 0 by itself finished.
 bool ended_by_accident(const AgentRecord& a) {
     if (a.exit_reason == "lost") return true;
-    return a.exit_reason == "exited" && a.signal &&
-           (*a.signal == "SIGHUP" || *a.signal == "SIGTERM" || *a.signal == "SIGKILL");
+    return a.exit_reason == "exited" && (a.signal || a.exit_code.value_or(0) != 0);
 }
 
 bool non_empty_file(const std::string& path) {

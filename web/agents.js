@@ -27,7 +27,7 @@ const isLost = (a) => a.status === 'terminated' && a.exitReason === 'lost';
 // What `team resume --all` starts again (team/resume.cpp's ended_by_accident): a lost agent, and
 // one whose program a signal of a shutting-down machine ended.
 const endedByAccident = (a) => isLost(a) ||
-  (a.status === 'terminated' && a.exitReason === 'exited' && ['SIGHUP', 'SIGTERM', 'SIGKILL'].includes(a.signal));
+  (a.status === 'terminated' && a.exitReason === 'exited' && (a.signal != null || (a.exitCode ?? 0) !== 0));
 const COLUMNS = 9; // of the table (index.html): a line under a row spans them all
 
 export class AgentsTable {
@@ -209,7 +209,7 @@ export class AgentsTable {
     resume.disabled = busy;
   }
 
-  // Lost (or ended by a signal), and not since replaced by a newer record of its name (a reused
+  // Lost (or ended by a signal or a non-zero exit: team/resume.cpp's rule), and not since replaced by a newer record of its name (a reused
   // name is a new record; resume starts the newest).
   resumable(a) {
     return endedByAccident(a) && this.find(a.name) === a;
