@@ -326,12 +326,13 @@ std::vector<ResumeOutcome> Agents::resume(const TeamRecord& team, const Caller& 
             }
             o.tasks = take_back_tasks(store_.db(), team.id, before.name, at);
             mark_resumed(store_, before.id, o.conversation_id, at);
-            if (load_acp_session(store_, before.id))
-                reopen_acp_session(store_, before.id, plan.load_from);
+            bool acp = load_acp_session(store_, before.id).has_value();
+            if (acp) reopen_acp_session(store_, before.id, plan.load_from);
+            // Who says what it is doing, as at its spawn: its host, its preset's hooks, its screen.
             start_agent_activity(store_, before.id,
-                                 o.conversation == "acp" ? "acp"
-                                 : plan.wiring           ? "hooks"
-                                                         : "screen",
+                                 acp           ? "acp"
+                                 : plan.wiring ? "hooks"
+                                               : "screen",
                                  at);
             restart_usage_run(store_, before.id, now_record->terminated_at.value_or(at), at);
             return true;
