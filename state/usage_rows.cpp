@@ -10,7 +10,8 @@ namespace {
 const char* const kColumns =
     "SELECT u.agent_id, u.records, u.records_kind, u.cursor, u.agent_cost, u.turns, u.cpu_ms, "
     "u.rss, u.pss, u.peak_rss, u.peak_pss, u.sampled_at, u.max_tokens, u.max_cost, "
-    "u.max_memory, u.max_runtime_ms, u.limit_grace_ms, u.warned, u.stopped, u.run_from, u.run_before_ms FROM agent_usage u ";
+    "u.max_memory, u.max_runtime_ms, u.limit_grace_ms, u.warned, u.stopped, u.run_from, "
+    "u.run_before_ms FROM agent_usage u ";
 
 std::optional<double> real_or_null(const Column& c) {
     if (c.isNull()) return std::nullopt;
@@ -148,21 +149,21 @@ void create_agent_usage(Store& store, std::int64_t agent_id, const UsageLimits& 
     s.exec();
 }
 
-void restart_usage_run(Store& store, std::int64_t agent_id, EpochMs ended, EpochMs at) {
+void restart_usage_run(Store& store, std::int64_t agent_id, EpochMs created, EpochMs ended,
+                       EpochMs at) {
     ensure_row(store, agent_id);
+    // The run that ended began at run_from, or at the agent's spawn when it is its first.
     Statement s(store.db(), R"sql(
         UPDATE agent_usage
-        SET run_before_ms = run_before_ms + CASE
-                WHEN ? > COALESCE(run_from, (SELECT created_at FROM agents WHERE id = ?))
-                THEN ? - COALESCE(run_from, (SELECT created_at FROM agents WHERE id = ?))
-                ELSE 0 END,
+        SET run_before_ms = run_before_ms + CASE WHEN ? > COALESCE(run_from, ?)
+                                                 THEN ? - COALESCE(run_from, ?) ELSE 0 END,
             run_from = ?
         WHERE agent_id = ?
     )sql");
     s.bind(1, ended);
-    s.bind(2, agent_id);
+    s.bind(2, created);
     s.bind(3, ended);
-    s.bind(4, agent_id);
+    s.bind(4, created);
     s.bind(5, at);
     s.bind(6, agent_id);
     s.exec();

@@ -81,9 +81,10 @@ std::map<std::int64_t, std::map<std::string, ModelTokens>> team_usage_since(Stor
                                                                             std::int64_t team_id,
                                                                             EpochMs since);
 
-// In a write. The agent starts again at `at` (a resume): the run that ended at `ended` is added
-// to its runs before.
-void restart_usage_run(Store& store, std::int64_t agent_id, EpochMs ended, EpochMs at);
+// In a write. The agent (spawned at `created`) starts again at `at` (a resume): the run that
+// ended at `ended` is added to its runs before.
+void restart_usage_run(Store& store, std::int64_t agent_id, EpochMs created, EpochMs ended,
+                       EpochMs at);
 // In a write. The row of a new agent, with its limits.
 void create_agent_usage(Store& store, std::int64_t agent_id, const UsageLimits& limits);
 // The agent's record named (by a hook): a new one is read from its start.

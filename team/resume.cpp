@@ -334,7 +334,8 @@ std::vector<ResumeOutcome> Agents::resume(const TeamRecord& team, const Caller& 
                                  : plan.wiring ? "hooks"
                                                : "screen",
                                  at);
-            restart_usage_run(store_, before.id, now_record->terminated_at.value_or(at), at);
+            restart_usage_run(store_, before.id, now_record->created_at,
+                              now_record->terminated_at.value_or(at), at);
             return true;
         });
         if (!claimed) {
