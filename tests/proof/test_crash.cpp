@@ -409,15 +409,16 @@ class Tally {
         ++where_[interrupted ? where : "finished before the kill"];
     }
 
-    // Prints the counts; requires that at least a third of the runs were interrupted (a claim
-    // takes some 15 ms, about what a process takes to start here, so fewer of its runs are).
+    // Prints the counts; requires that at least a quarter of the runs were interrupted (a claim
+    // takes some 15 ms, about what a process takes to start here, so fewer of its runs are: a
+    // third was asked until a loaded clean-clone CI saw 33 of 100, at issue 41).
     void report(const std::string& spans) const {
         std::string text = operation_ + ": " + std::to_string(interrupted_) + " of " +
                            std::to_string(runs_) + " runs interrupted (uninterrupted: " + spans +
                            ")";
         for (const auto& [where, n] : where_) text += "; " + where + ": " + std::to_string(n);
         WARN(text);
-        if (runs_ > 1) REQUIRE(interrupted_ * 3 >= runs_);
+        if (runs_ > 1) REQUIRE(interrupted_ * 4 >= runs_);
     }
 
   private:
