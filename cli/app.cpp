@@ -169,6 +169,8 @@ const Command kCommands[] = {
     {"diff", add_diff_command},
     {"merge", add_merge_command},
     {"worktree", add_worktree_command},
+    {"land", add_land_command},
+    {"lands", add_lands_command},
     {"cancel", add_cancel_command},
     {"permission", add_permission_command},
     {"shell", add_shell_command},

@@ -39,6 +39,8 @@ void add_resume_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_worktree_command(CLI::App& app);
+void add_land_command(CLI::App& app);
+void add_lands_command(CLI::App& app);
 void add_cancel_command(CLI::App& app);
 void add_permission_command(CLI::App& app);
 void add_session_command(CLI::App& app);

@@ -57,12 +57,6 @@ void move_branch(const Repository& repo, const std::string& into, const std::str
     }
 }
 
-// Identity for the commits a merge makes: the user's, or team's when none is configured.
-std::vector<std::pair<std::string, std::string>> commit_identity(const Repository& repo) {
-    if (git_run(*repo.git, repo.common_dir, {"var", "GIT_COMMITTER_IDENT"}).ok()) return {};
-    return team_identity();
-}
-
 // Rebases the agent's branch onto `into` in its worktree; aborted and refused on a conflict.
 void rebase_in_worktree(const Repository& repo, const MergeRequest& req) {
     std::error_code ec;
@@ -79,6 +73,11 @@ void rebase_in_worktree(const Repository& repo, const MergeRequest& req) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> commit_identity(const Repository& repo) {
+    if (git_run(*repo.git, repo.common_dir, {"var", "GIT_COMMITTER_IDENT"}).ok()) return {};
+    return team_identity();
+}
 
 MergeOutcome merge_branch(const Repository& repo, const fs::path& home, const MergeRequest& req) {
     Git& git = *repo.git;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "git/status.hpp"
 
@@ -34,6 +36,9 @@ struct MergeOutcome {
     std::string previous;                // the target's tip before
     std::filesystem::path checkout;      // where git merged; empty: the ref was moved (CAS)
 };
+
+// Identity for the commits a merge makes: the user's, or team's when none is configured.
+std::vector<std::pair<std::string, std::string>> commit_identity(const Repository& repo);
 
 // Checks, then (unless check_only) merges, under the repository's lock. Throws GitError:
 // conflicts (the files named), dirty (agent tree or target checkout), not_mergeable (a ff that

@@ -30,6 +30,7 @@ const std::array kTable{
     &list_activity_op,
     &diff_agent_op,      &merge_agent_op,      &merge_check_op,     &list_worktrees_op,
     &restore_worktree_op, &remove_worktree_op, &gc_worktrees_op,    &repair_worktrees_op,
+    &land_op,            &lands_op,
     &cancel_turn_op,     &list_permissions_op, &answer_permission_op, &allow_permission_op,
     &deny_permission_op,
     &config_list_op,     &config_get_op,       &config_set_op,      &config_unset_op,

@@ -30,6 +30,7 @@ Result create(Request& r) {
         request.settings.push_back({"max-agents", std::to_string(*n)});
     if (auto usd = r.args.optional_string("max_cost"))
         request.settings.push_back({"max-cost", *usd});
+    if (auto check = r.args.optional_string("check")) request.settings.push_back({"check", *check});
     TeamRecord t = r.core.teams().create(request);
     nlohmann::json doc = {
         {"name", t.name}, {"leader", t.leader_id()},      {"createdAt", iso8601(t.created_at)},
@@ -117,7 +118,11 @@ const Operation create_team_op{
                {.name = "max_cost",
                 .help = "the most its agents may spend, in US dollars: at 100 % they are stopped "
                         "and spawns refused (later: team config set max-cost USD)",
-                .placeholder = "USD"}},
+                .placeholder = "USD"},
+               {.name = "check",
+                .help = "the team's check: a command run through sh on each branch team land "
+                        "brings in; exit 0 lets it land (later: team config set check CMD)",
+                .placeholder = "CMD"}},
     .access = Access::write,
     .scope = Scope::none,
     .body = create,

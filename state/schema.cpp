@@ -162,6 +162,42 @@ UPDATE agents SET env = (
     FROM json_each(agents.env))
 WHERE env LIKE '%=%';
 )sql",
+    // 17: landing agents' work (SPEC 20, team/land.hpp): each `team land` and each branch it
+    // takes, written ahead of what git is asked, so that a land killed at any point is finished
+    // by the next one: its check ended, its scratch worktree removed, a branch whose target had
+    // moved to the landed commit recorded landed (and never landed twice).
+    R"sql(
+CREATE TABLE lands (
+    id          INTEGER PRIMARY KEY,
+    team_id     INTEGER NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+    started_at  INTEGER NOT NULL,
+    ended_at    INTEGER,
+    started_by  TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    into_branch TEXT NOT NULL,
+    strategy    TEXT NOT NULL,
+    check_cmd   TEXT NOT NULL,
+    scratch     TEXT,             -- its scratch worktree, until removed
+    status      TEXT NOT NULL     -- running | done | stopped | interrupted
+);
+CREATE INDEX lands_team ON lands(team_id, id);
+CREATE TABLE land_items (
+    land_id    INTEGER NOT NULL REFERENCES lands(id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    agent      TEXT NOT NULL,
+    agent_id   INTEGER,
+    branch     TEXT NOT NULL,
+    tip        TEXT NOT NULL,     -- the branch's commit taken
+    state      TEXT NOT NULL,     -- queued | checking | landing, then its outcome
+    onto       TEXT,              -- the target's tip it was brought onto
+    candidate  TEXT,              -- the commit made there
+    shell_id   TEXT,              -- the check's shell
+    result     TEXT,              -- JSON: the row as the result shows it
+    decided_at INTEGER,
+    PRIMARY KEY (land_id, position)
+);
+CREATE INDEX land_items_landed ON land_items(branch, tip) WHERE state = 'landed';
+)sql",
 };
 
 static_assert(kFirstMigrations + sizeof(kLaterMigrations) / sizeof(kLaterMigrations[0]) ==

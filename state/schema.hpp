@@ -12,7 +12,7 @@ class Database;
 
 namespace team {
 
-inline constexpr int kSchemaVersion = 16;
+inline constexpr int kSchemaVersion = 17;
 
 // PRAGMA user_version of the open database.
 int schema_version(SQLite::Database& db);

@@ -14,8 +14,6 @@
 
 namespace team {
 
-namespace {
-
 // A command line that `sh -c` runs: one line of text, no control characters.
 std::string check_command(std::string_view key, std::string_view value) {
     check_text(value, 4096, key);
@@ -32,6 +30,8 @@ std::string check_command(std::string_view key, std::string_view value) {
     }
     return std::string(value);
 }
+
+namespace {
 
 std::string check_duration(std::string_view key, std::string_view value) {
     return format_duration(parse_duration(value, key));
@@ -96,6 +96,20 @@ const std::vector<ConfigKey> kConfigKeys{
      .help = "a price table file (JSON, US dollars per million tokens per model) whose models "
              "add to or replace the prices team ships; kept as read",
      .check = check_prices_file},
+    {.name = "check",
+     .home = false,
+     .team = true,
+     .default_value = "",
+     .help = "the team's check: a command run through sh on each branch `team land` brings in, "
+             "whose exit 0 lets the branch land",
+     .check = check_command},
+    {.name = "check-timeout",
+     .home = true,
+     .team = true,
+     .default_value = "30m",
+     .help = "how long the team's check may run before its tree is killed and the branch "
+             "counts as failed",
+     .check = check_duration},
     {.name = "max-agents",
      .home = false,
      .team = true,

@@ -65,6 +65,10 @@ class Config {
     const Clock& clock_;
 };
 
+// Checks a command that `sh -c` runs (notify, check): one line of text, no control
+// characters, not blank. Returns it; throws a usage error naming `key`.
+std::string check_command(std::string_view key, std::string_view value);
+
 // The value in force for `team_id` (none: the home's), inside or outside a write: the team's,
 // the home's, else the default; none when neither is set and there is no default.
 std::optional<std::string> config_value(Store& store, std::optional<std::int64_t> team_id,
