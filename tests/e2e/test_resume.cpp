@@ -20,6 +20,7 @@
 #include "tests/support/agents_home.hpp"
 #include "tests/support/git_repo.hpp"
 #include "tests/support/helpers.hpp"
+#include "tests/support/mcp_call.hpp"
 
 using team::test::AgentsHome;
 using team::test::bound;
@@ -30,6 +31,7 @@ using team::test::steady;
 using team::test::write_file;
 using Env = std::map<std::string, std::string>;
 using Json = nlohmann::json;
+using team::test::mcp_call;
 namespace fs = std::filesystem;
 
 namespace {
@@ -112,36 +114,6 @@ Json outcome_of(const Json& doc, const std::string& name) {
     for (const auto& a : doc["agents"]) {
         if (a["name"] == name) return a;
     }
-    return nullptr;
-}
-
-// One tools/call of `team mcp` as the leader: its result (the server answers what it took before
-// its input's end).
-Json mcp_call(const Home& h, const std::string& tool, const Json& arguments) {
-    Json init = {{"jsonrpc", "2.0"},
-                 {"id", 1},
-                 {"method", "initialize"},
-                 {"params",
-                  {{"protocolVersion", "2025-06-18"},
-                   {"capabilities", Json::object()},
-                   {"clientInfo", {{"name", "resume"}, {"version", "1"}}}}}};
-    Json call = {{"jsonrpc", "2.0"},
-                 {"id", 2},
-                 {"method", "tools/call"},
-                 {"params", {{"name", tool}, {"arguments", arguments}}}};
-    team::test::Child mcp(
-        {"/bin/sh", "-c", R"(printf '%s\n' "$MCP_INIT" "$MCP_CALL" | "$TEAM_BIN" mcp)"},
-        h.env.environment(h.extra({{"TEAM_BIN", team::test::team_binary()},
-                                   {"MCP_INIT", init.dump()},
-                                   {"MCP_CALL", call.dump()}})));
-    auto r = mcp.wait();
-    INFO("mcp: exit " << r.exit_code << " stderr " << r.err);
-    for (const auto& line : team::test::lines_of(r.out)) {
-        auto message = Json::parse(line, nullptr, false);
-        if (message.is_object() && message.value("id", Json()) == 2)
-            return message.value("result", Json());
-    }
-    FAIL("no answer to the call: " << r.out);
     return nullptr;
 }
 
