@@ -17,6 +17,7 @@
 #include "tests/support/agents_home.hpp"
 #include "tests/support/git_repo.hpp"
 #include "tests/support/helpers.hpp"
+#include "tests/support/http_client.hpp"
 #include "tests/support/mcp_call.hpp"
 #include "tests/support/process.hpp"
 
@@ -389,4 +390,19 @@ TEST_CASE(
     CHECK(huge["structuredContent"]["code"] == "usage");
     auto history = mcp_call(h, "land_history", {{"limit", 1}});
     CHECK(history["structuredContent"]["items"] == h.ok({"lands", "--limit", "1"}));
+
+    // And the HTTP face; garbage on the wire is a clear error, and the server goes on serving.
+    team::test::Serve serve(h);
+    auto posted = serve.post("/api/teams/land-bad/land", {{"dry_run", true}});
+    CHECK(posted.status == 200);
+    CHECK(posted.json() == h.ok({"land", "--dry-run"}));
+    auto listed = serve.get("/api/teams/land-bad/lands?limit=1");
+    CHECK(listed.status == 200);
+    CHECK(listed.json() == h.ok({"lands", "--limit", "1"}));
+    auto garbage = serve.request("POST", "/api/teams/land-bad/land", "{\"names\": [1, {");
+    CHECK(garbage.status == 400);
+    auto nobody = serve.post("/api/teams/land-bad/land", {{"names", {"nobody"}}});
+    CHECK(nobody.status == 404);
+    CHECK(serve.get("/api/teams/land-bad/lands").status == 200);
+    serve.stop();
 }
