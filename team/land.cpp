@@ -73,6 +73,7 @@ std::string tail_of(const std::string& output) {
         if (nl == std::string::npos) break;
     }
     std::string tail = output.substr(at == 0 ? 0 : at + 1);
+    while (!tail.empty() && tail.back() == '\n') tail.pop_back();
     if (tail.size() > kTailBytes) tail = tail.substr(tail.size() - kTailBytes);
     return tail;
 }

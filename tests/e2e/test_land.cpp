@@ -6,12 +6,10 @@
 // moved during the check is taken again; a hanging check is ended at its timeout with its tree;
 // a dry run, bad input, a second land and a dirty checkout change nothing.
 
-#include <signal.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/agents_home.hpp"
