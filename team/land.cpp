@@ -390,6 +390,7 @@ json Land::run(const TeamRecord& team, const Caller& caller, const LandAsk& ask,
         }
         return doc;
     }
+    if (picks.empty()) return doc;  // nothing to land: nothing recorded
     if (checkout && checkout->dirty) {
         throw refused(quote(into) + " is checked out in " + quote(checkout->path.string()) +
                       " with uncommitted work (" + *checkout->dirty +

@@ -467,6 +467,12 @@ const std::vector<Command>& commands() {
         {{"session", "list"}, {}, {}},
         {{"session", "show"}, {{K::session, A::required}}, {}},
         {{"session", "close"}, {{K::session, A::required}}, {{"--timeout", K::wait}}, none, 0.5},
+        // No agent here has a worktree: a land refuses or finds nothing, and no check ever runs.
+        {{"land"}, {{K::agent, A::many}},
+         {{"--check", K::text}, {"--into", K::text}, {"--strategy", K::text},
+          {"--check-timeout", K::duration}, {"--stop-on-failure", K::flag}, {"--dry-run", K::flag}},
+         none, 0.3},
+        {{"lands"}, {}, {{"--limit", K::count}}},
         {{"run"}, {},
          {{"--timeout", K::duration}, {"--output-limit", K::bytes}, {"--signal", K::signal},
           {"--grace", K::wait}},
@@ -477,9 +483,9 @@ const std::vector<Command>& commands() {
 }
 
 const std::set<std::string> kCommandWords{
-    "create",   "list",     "status", "delete",  "activity", "spawn",       "agents",
-    "attach",   "logs",     "prompt", "send",    "inbox",    "task",        "kill-agent",
-    "shutdown", "teardown", "shell",  "session", "run",      "__supervise", "__agent"};
+    "create", "list",    "status", "delete", "activity", "spawn",       "agents",   "attach",
+    "logs",   "prompt",  "send",   "inbox",  "task",     "kill-agent",  "shutdown", "teardown",
+    "shell",  "session", "run",    "land",   "lands",    "__supervise", "__agent"};
 const std::set<std::string> kSubcommands{
     "ack",    "add",   "list",   "show", "claim", "update",  "done", "approve", "reject", "confirm",
     "status", "start", "output", "wait", "kill",  "release", "gc",   "exec",    "close"};
