@@ -1,10 +1,13 @@
 // team land [NAME...] [--check CMD] [--into BRANCH] [--strategy S] [--check-timeout DUR]
 //           [--stop-on-failure] [--dry-run]; team lands [--limit N]      (SPEC 20)
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "base/cancel.hpp"
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/op_command.hpp"
@@ -105,6 +108,29 @@ void print_progress(Context& ctx, const json& event) {
     std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+// A Ctrl-C (or SIGTERM, SIGHUP) during a land cancels it as a withdrawn MCP request does: the
+// check under way is ended with its tree, its land finished (its branch interrupted, the scratch
+// worktree removed), and the command fails saying so. The handler only writes to a pipe.
+int g_interrupt_write = -1;
+
+void on_interrupt(int) {
+    if (g_interrupt_write >= 0) {
+        char c = 1;
+        [[maybe_unused]] auto n = ::write(g_interrupt_write, &c, 1);
+    }
+}
+
+void cancel_on_interrupt(const Context&, json&) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return;
+    g_interrupt_write = fds[1];
+    set_thread_cancel_fd(fds[0]);
+    struct sigaction sa = {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
 void print_lands(Context& ctx, const ops::Result& r) {
     auto& out = ctx.out();
     if (r.doc.empty()) {
@@ -123,7 +149,7 @@ void print_lands(Context& ctx, const ops::Result& r) {
 }  // namespace
 
 void add_land_command(CLI::App& app) {
-    auto* cmd = add_operation(app, ops::land_op, print_land, print_progress);
+    auto* cmd = add_operation(app, ops::land_op, print_land, print_progress, cancel_on_interrupt);
     cmd->footer(
         "Each branch is brought onto the target as it is at that moment, in a scratch worktree\n"
         "of team's own; the check runs there as a team shell; only exit 0 moves the target,\n"

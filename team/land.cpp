@@ -251,13 +251,8 @@ class LandRun {
         if (progress_) {
             progress_({{"event", "checking"}, {"agent", pick.agent}, {"shellId", shell.id}});
         }
-        std::optional<ShellRecord> ended;
-        try {
-            ended = shells_.wait(shell.id, std::nullopt);
-        } catch (const WaitCancelled&) {
-            shells_.terminate(shell.id, caller_.id());
-            throw;
-        }
+        // Cancelled (MCP's cancel, a Ctrl-C): Land::run ends the check and finishes the land.
+        std::optional<ShellRecord> ended = shells_.wait(shell.id, std::nullopt);
         if (!ended) ended = shells_.get(shell.id);
         if (ended->exit_code && *ended->exit_code == 0 && !ended->signal) return nullptr;
         json out = {{"exitCode", ended->exit_code ? json(*ended->exit_code) : json(nullptr)},
@@ -457,12 +452,16 @@ json Land::run(const TeamRecord& team, const Caller& caller, const LandAsk& ask,
             doc["branches"].push_back(row);
         }
     } catch (...) {
-        // Cancelled, or git failed: finished as the next land would finish a killed one.
+        // Cancelled, or git failed: finished as the next land would finish a killed one (its
+        // check ended with its tree), with the thread's cancel descriptor set aside meanwhile,
+        // which would end the waits of that finish too.
+        int cancel_fd = set_thread_cancel_fd(-1);
         try {
             recover(store_, clock_, repo, team);
         } catch (const std::exception&) {
             // the next land finishes it
         }
+        set_thread_cancel_fd(cancel_fd);
         throw;
     }
     doc["stopped"] = stopped_at.has_value();

@@ -6,6 +6,7 @@
 // moved during the check is taken again; a hanging check is ended at its timeout with its tree;
 // a dry run, bad input, a second land and a dirty checkout change nothing.
 
+#include <signal.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -293,6 +294,26 @@ TEST_CASE(
     REQUIRE(fs::exists(pidfile));
     pid_t child = std::stoi(slurp(pidfile));
     CHECK(eventually([&] { return !team::test::alive(child); }));
+    CHECK(h.ref("main") == main_before);
+    CHECK(scratch_worktrees(h) == 0);
+
+    // A Ctrl-C during the check: the check ended with its tree, the land finished (its branch
+    // interrupted, the scratch worktree removed), nothing landed.
+    fs::remove(pidfile);
+    team::test::Child land({team::test::team_binary(), "--json", "land", "w2", "--check",
+                            "sleep 600 & echo $! > \"$LAND_PID\"; wait"},
+                           h.env.environment(h.extra(more)));
+    REQUIRE(
+        eventually([&] { return fs::exists(pidfile) && !slurp(pidfile).empty(); }, bound(10000)));
+    ::kill(land.pid(), SIGINT);
+    auto cancelled = land.wait();
+    CHECK(cancelled.exit_code == 1);
+    CHECK(cancelled.out.find("cancelled") != std::string::npos);
+    pid_t check_child = std::stoi(slurp(pidfile));
+    CHECK(eventually([&] { return !team::test::alive(check_child); }));
+    auto last = h.ok({"lands", "--limit", "1"})[0];
+    CHECK(last["status"] == "interrupted");
+    CHECK(last["branches"][0]["outcome"] == "interrupted");
     CHECK(h.ref("main") == main_before);
     CHECK(scratch_worktrees(h) == 0);
 }
