@@ -114,6 +114,11 @@ const Entry kEnvironment[] = {
     {"TEAM_SESSION_EXEC",
      "set for a session exec's command: the mark what is left of it is found by"},
     {"TEAM_SESSION_HOME", "set for a session exec's command: the home it belongs to"},
+    {"TEAM_LAND_AGENT", "set for a land's check: the agent whose branch it checks"},
+    {"TEAM_LAND_BRANCH", "set for a land's check: that branch"},
+    {"TEAM_LAND_INTO", "set for a land's check: the branch it lands on"},
+    {"TEAM_LAND_ONTO", "set for a land's check: that branch's commit the branch was brought onto"},
+    {"TEAM_LAND_COMMIT", "set for a land's check: the commit it checks, which lands if it passes"},
 };
 
 const Entry kFiles[] = {
@@ -126,7 +131,7 @@ const Entry kFiles[] = {
     {"HOME/tmux.conf", "that server's configuration"},
     {"HOME/logs/", "what each agent's pane showed, kept after the pane is gone"},
     {"HOME/shells/", "the output of background shells (ID.out)"},
-    {"HOME/locks/", "the per-team locks of spawn, kill-agent and teardown"},
+    {"HOME/locks/", "the per-team locks of spawn, kill-agent, teardown and land"},
     {"HOME/presets/", "settings files written for spawn presets"},
     {"HOME/spawn/",
      "an agent's --env values on their way to its supervisor (ID.env, removed as it starts)"},
@@ -134,6 +139,8 @@ const Entry kFiles[] = {
     {"HOME/wake/", "the FIFOs through which a commit wakes the waits of this home"},
     {"HOME/hosts/", "the links to other hosts: one socket per host (NAME.sock)"},
     {"HOME/worktrees/", "agents' git worktrees, TEAM/NAME (spawn --worktree)"},
+    {"HOME/land/",
+     "the scratch worktrees of team land, TEAM-N, removed once its results are recorded"},
     {"HOME/trash/", "discarded worktrees, TEAM/..., kept as a way back (team worktree discard)"},
     {"HOME/keeper.lock", "held by the home's keeper while agents of it run on this host"},
     {"HOME/serve.token", "the token of team serve's HTTP API (0600)"},
