@@ -13,6 +13,7 @@
 #include "base/duration.hpp"
 #include "base/error.hpp"
 #include "base/names.hpp"
+#include "base/text.hpp"
 #include "git/land.hpp"
 #include "shells/shells.hpp"
 #include "state/activity.hpp"
@@ -72,9 +73,13 @@ std::string tail_of(const std::string& output) {
         ++lines;
         if (nl == std::string::npos) break;
     }
-    std::string tail = output.substr(at == 0 ? 0 : at + 1);
+    std::string tail(utf8_tail(std::string_view(output).substr(at == 0 ? 0 : at + 1), kTailBytes));
     while (!tail.empty() && tail.back() == '\n') tail.pop_back();
-    if (tail.size() > kTailBytes) tail = tail.substr(tail.size() - kTailBytes);
+    // A check may print anything: what is not UTF-8 is replaced, since rows and messages are JSON.
+    if (!is_valid_utf8(tail)) {
+        tail = json::parse(json(tail).dump(-1, ' ', false, json::error_handler_t::replace))
+                   .get<std::string>();
+    }
     return tail;
 }
 

@@ -122,6 +122,11 @@ std::vector<Pick> pick_branches(Store& store, const git::Repository& repo, const
 json row_of(const LandItemRow& item, const std::string& outcome) {
     json row = {
         {"agent", item.agent}, {"branch", item.branch}, {"tip", item.tip}, {"outcome", outcome}};
+    // Under way: what it was brought onto and which shell checks it.
+    if (!item.decided_at) {
+        if (item.onto) row["onto"] = *item.onto;
+        if (item.shell_id) row["shellId"] = *item.shell_id;
+    }
     return row;
 }
 

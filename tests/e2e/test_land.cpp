@@ -206,7 +206,7 @@ TEST_CASE(
 TEST_CASE(
     "land: squash and rebase strategies land each branch once, in the order named, and a live "
     "agent is told of its red check",
-    "[land]") {
+    "[land][sanitize]") {
     LandHome h("land-ways");
     h.agent("s1", {{"s1/a.txt", "a\n"}, {"s1/b.txt", "b\n"}}, true);
     h.agent("s2", {{"s2/a.txt", "a\n"}}, true);
@@ -246,9 +246,20 @@ TEST_CASE(
     CHECK(again["branches"][0]["outcome"] == "skipped");
 
     // A live agent's red check: the agent is told, not the leader.
+    // Whatever the check prints (not UTF-8 here, and a character cut by the tail's end) is kept
+    // as valid text.
+    std::string latin =
+        "printf '\xE2\x82\xAC%.0s' $(seq 1400); printf '\\ncaf\\351 failed\\n'; exit 1";
+    auto odd = h.json_run({"land", "red", "--check", latin});
+    CHECK(odd.exit_code == 1);
+    auto odd_row = odd.json()["branches"][0];
+    CHECK(odd_row["outcome"] == "check_failed");
+    CHECK(odd_row["outputTail"].get<std::string>().find("\xEF\xBF\xBD failed") !=
+          std::string::npos);
+    REQUIRE(h.ok({"inbox", "--agent", "red", "--mark-read"}).size() == 1);
     auto red = h.json_run({"land", "red"}).json();
     CHECK(red["branches"][0]["outcome"] == "check_failed");
-    auto inbox = h.ok({"inbox", "--agent", "red"});
+    auto inbox = h.ok({"inbox", "--agent", "red", "--unread"});
     REQUIRE(inbox.size() == 1);
     CHECK(inbox[0]["type"] == "land_check_failed");
     CHECK(inbox[0]["text"].get<std::string>().find("test ! -e red.txt") != std::string::npos);
