@@ -57,7 +57,7 @@ export function landDetail(b) {
 export class LandPanel {
   constructor(ctx) {
     this.ctx = ctx; // {team(), changed()}
-    this.last = null; // the land on show: the team's last one, or a dry run's answer
+    this.last = null; // the land on show: the team's last one, or a dry run's answer (after: that land's id)
     this.running = false; // a land (or its dry run) asked from this page is under way
     this.timer = null;
     this.list = new KeyedList($('land-list'), {
@@ -74,8 +74,8 @@ export class LandPanel {
     const team = this.ctx.team();
     const lands = await api(`${teamPath(team, 'lands')}?limit=1`);
     if (team !== this.ctx.team()) return;
-    // A dry run on show stays until a land is asked for or one runs.
-    if (this.last?.dryRun && !(lands[0] && lands[0].status === 'running')) return this.render();
+    // A dry run on show stays until a land newer than the one it replaced is there.
+    if (this.last?.dryRun && (lands[0]?.landId ?? null) === this.last.after) return this.render();
     this.last = lands[0] ?? null;
     this.render();
     // A land started elsewhere is followed as one started here.
@@ -143,7 +143,7 @@ export class LandPanel {
     this.render();
     try {
       const plan = await api(path, { method: 'POST', body: { dry_run: true } });
-      this.last = plan;
+      this.last = { ...plan, after: this.last?.dryRun ? this.last.after : this.last?.landId ?? null };
       this.render();
       const names = (plan.branches ?? []).map((b) => b.agent);
       if (!names.length) {
