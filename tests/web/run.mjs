@@ -405,7 +405,7 @@ webTest('worktree agents show their branch and conflicts; the kept worktrees sho
   home.allowedConsole.push(/status of 409/);
 });
 
-webTest('Land: a dry run asked first, each branch shown as it is decided, main moved once, a land while one runs refused', async (home) => {
+webTest('Land: a dry run asked first, each branch shown as it is decided, main moved once, a land while one runs and one over uncommitted work refused', async (home) => {
   const repo = join(home.dir, 'repo');
   mkdirSync(repo, { recursive: true });
   writeFileSync(join(repo, 'README'), 'one\ntwo\n');
@@ -496,7 +496,16 @@ webTest('Land: a dry run asked first, each branch shown as it is decided, main m
   // The other page follows the land it did not start to its end.
   await landed(other, 'clash').locator('.land-detail', { hasText: 'conflicts in README' }).waitFor();
   await other.locator('#land-status', { hasText: 'done' }).waitFor();
-  // A land with a branch that did not land answers 500 with every row; the refused one 409.
+  // Uncommitted work in main's checkout: the dry run warns, the land is refused, main stays.
+  writeFileSync(join(repo, 'README'), 'one\ntwo on main\nthree\n');
+  await page.locator('#wt-land').click();
+  await dialog.waitFor();
+  assert.match(await dialog.locator('#confirm-text').textContent(), /in this order: red, clash\. .*Warning: 'main' is checked out in .* with uncommitted work/);
+  await dialog.getByRole('button', { name: 'Land into main' }).click();
+  await page.locator('.toast:not(.ok)', { hasText: /land never moves a branch under uncommitted work/ }).waitFor();
+  await until(async () => !(await page.locator('#wt-land').isDisabled()), 'the refused land to end');
+  assert.equal((await git(home, repo, 'rev-parse', 'main')).trim(), main, 'main did not move');
+  // A land with a branch that did not land answers 500 with every row; the refused ones 409.
   home.allowedConsole.push(/status of (500|409) .*\/api\/teams\/web\/land/, /server error 500 for .*\/api\/teams\/web\/land: /);
 });
 
