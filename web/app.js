@@ -1,15 +1,16 @@
 // The dashboard of `team serve` (SPEC 13): the teams, a team's agents (with their worktrees' git
 // state, SPEC 14), tasks, running executions, inboxes, activity, an agent's log, open shutdown
-// requests, the kept worktrees, and for agents on the Agent Client Protocol their permission
-// requests and transcripts, what each agent is doing (SPEC 17: waiting agents first, and a
-// browser notification when one starts waiting) and what each spends against its limits, with
-// the team's sum in the top bar (SPEC 18), kept up to date by one event stream
-// (GET /api/events). An event marks what it touches as stale; a short coalescing delay later each
-// stale part is fetched again, one request per part at a time, and rendered with keyed row
-// updates (an agent's change of activity is applied from the event itself). The page never polls for
-// everything; only what changes without an activity event is also refreshed on a modest
-// interval: an open log, open inboxes, the git state of live agents' worktrees (an agent's
-// commit is no event), and what live agents spend (sampled by their watchers, no event either).
+// requests, the kept worktrees with the team's Land button and its last land (SPEC 20), and for
+// agents on the Agent Client Protocol their permission requests and transcripts, what each agent is
+// doing (SPEC 17: waiting agents first, and a browser notification when one starts waiting) and
+// what each spends against its limits, with the team's sum in the top bar (SPEC 18), kept up to
+// date by one event stream (GET /api/events). An event marks what it touches as stale; a short
+// coalescing delay later each stale part is fetched again, one request per part at a time, and
+// rendered with keyed row updates (an agent's change of activity is applied from the event itself).
+// The page never polls for everything; only what changes without an activity event is also
+// refreshed on a modest interval: an open log, open inboxes, the git state of live agents'
+// worktrees (an agent's commit is no event), what live agents spend (sampled by their watchers, no
+// event either), and a land while it runs (a branch's check starting is no event).
 import { api, teamPath } from './api.js';
 import { h, setText, coalesce } from './dom.js';
 import { toastError, tickTimes } from './ui.js';
@@ -17,6 +18,7 @@ import { AgentsTable } from './agents.js';
 import { ShutdownsPanel, ExecutionsPanel, TasksPanel, InboxesPanel, ActivityPanel } from './panels.js';
 import { LogPanel } from './log.js';
 import { WorktreesPanel } from './worktrees.js';
+import { LandPanel } from './land.js';
 import { PermissionsPanel, TranscriptPanel } from './acp.js';
 import { Notifier } from './notify.js';
 import { renderTeamUsage } from './usage.js';
@@ -49,6 +51,7 @@ const transcript = new TranscriptPanel({
   onClose: () => agents.select(null),
 });
 const worktrees = new WorktreesPanel({ team: currentTeam, changed: () => refreshNow('worktrees', 'agents') });
+const land = new LandPanel({ team: currentTeam, changed: () => refreshNow('worktrees', 'agents') });
 const notifier = new Notifier({ show: (team, name) => showAgent(team, name) });
 
 // The tab's title: the team, and how many of its agents wait for a person.
@@ -112,7 +115,8 @@ const loaders = {
   activity: serial(() => activity.load(state.team)),
   inboxes: serial(() => inboxes.refresh()),
   log: serial(() => log.refresh()),
-  worktrees: serial(() => worktrees.load()), // only while its panel is open
+  // The kept worktrees and the team's last land, only while their panel is open.
+  worktrees: serial(() => Promise.all([worktrees.load(), worktrees.isOpen() ? land.load() : null])),
   permissions: serial(() => permissions.load()), // only once the team has an ACP agent
   transcript: serial(() => transcript.refresh()), // only while one is open
 };
@@ -220,6 +224,7 @@ async function selectTeam(name) {
   transcript.close();
   inboxes.close();
   worktrees.reset();
+  land.reset();
   permissions.reset();
   $('team-usage').hidden = true;
   setTitle(0);
@@ -268,6 +273,8 @@ function partsFor(type) {
   // A watcher's record of a worktree's git state: the agents' lines only.
   if (type === 'worktree_state') return ['agents'];
   if (/^worktree_/.test(type)) return ['worktrees', 'agents'];
+  // A land's start, each branch decided, its end (SPEC 20): the land on show, the branches' state.
+  if (/^land_/.test(type) || type === 'branch_landed') return ['worktrees', 'agents'];
   if (/^tasks?_/.test(type)) return ['tasks', 'teams', 'status'];
   if (/^(shell|execution|session)_/.test(type)) return ['executions'];
   // A transcript's growth touches only that transcript (onEvent); a turn, the agent's line.

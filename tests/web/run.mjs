@@ -405,6 +405,110 @@ webTest('worktree agents show their branch and conflicts; the kept worktrees sho
   home.allowedConsole.push(/status of 409/);
 });
 
+webTest('Land: a dry run asked first, each branch shown as it is decided, main moved once, a land while one runs and one over uncommitted work refused', async (home) => {
+  const repo = join(home.dir, 'repo');
+  mkdirSync(repo, { recursive: true });
+  writeFileSync(join(repo, 'README'), 'one\ntwo\n');
+  await git(home, repo, 'init', '-q', '-b', 'main');
+  await git(home, repo, 'add', '.');
+  await git(home, repo, 'commit', '-qm', 'start');
+  // The team's check waits for the test's gate (so that the land is seen running), then fails on
+  // a branch that has red.txt, printing it: a hostile output tail.
+  const gate = join(home.dir, 'gate');
+  const check = `while [ ! -e '${gate}' ]; do sleep 0.05; done; if [ -e red.txt ]; then cat red.txt; exit 3; fi`;
+  await home.teamOk(['create', 'web', '--repo', repo, '--check', check, '--json']);
+  const hostile = '<b id="pwn">red</b> & <img src=x onerror="window.__pwned=1">';
+  const work = {
+    good: 'echo good > good.txt && git add good.txt',
+    red: `printf '%s\\n' '${hostile}' > red.txt && git add red.txt`,
+    clash: "sed -i 's/^two$/two by clash/' README",
+  };
+  // Each agent commits on its branch and ends; one after the other, so that the land takes them in
+  // this order (by when each finished).
+  for (const [n, cmd] of Object.entries(work)) {
+    await home.teamOk(['spawn', n, '--worktree', '--json', '--', 'bash', '-c', `${cmd} && git -c user.name=a -c user.email=a@a commit -qam ${n}`]);
+    await until(async () => (await home.teamOk(['agents', '--all', '--json'])).some((a) => a.name === n && a.status === 'terminated'),
+      `${n} to commit and end`);
+    assert.equal((await git(home, repo, 'rev-list', '--count', `main..team/web/${n}`)).trim(), '1', `${n} committed`);
+  }
+  // main changes the line clash changed.
+  writeFileSync(join(repo, 'README'), 'one\ntwo on main\n');
+  await git(home, repo, 'commit', '-qam', 'main moves');
+  const before = (await git(home, repo, 'rev-parse', 'main')).trim();
+  await home.serve();
+  const { page } = await home.open();
+  await page.locator('#worktrees-panel > summary').click();
+  const landed = (p, n) => p.locator(`#land-list li[data-agent="${n}"]`);
+
+  // Land: the dry run first, shown and confirmed.
+  await page.locator('#wt-land').click();
+  const dialog = page.locator('#confirm');
+  await dialog.waitFor();
+  assert.match(await dialog.locator('#confirm-title').textContent(), /^Land 3 branches into main\?$/);
+  assert.match(await dialog.locator('#confirm-text').textContent(), /in this order: good, red, clash\. 2 would merge cleanly/);
+  await landed(page, 'clash').locator('.land-detail', { hasText: 'conflicts in README' }).waitFor();
+  assert.equal(await landed(page, 'good').getAttribute('data-outcome'), 'would_land');
+  assert.equal(await page.locator('#land-status').textContent(), 'would do');
+  assert.equal((await git(home, repo, 'rev-parse', 'main')).trim(), before, 'a dry run moves nothing');
+  await dialog.getByRole('button', { name: 'Land into main' }).click();
+
+  // Running: good's check waits at the gate, the others queued; the button is off meanwhile.
+  await page.locator('#land-status', { hasText: 'running' }).waitFor();
+  await page.locator('#land-list li[data-agent="good"][data-outcome="checking"]').waitFor();
+  assert.equal(await landed(page, 'red').getAttribute('data-outcome'), 'queued');
+  assert.equal(await landed(page, 'clash').getAttribute('data-outcome'), 'queued');
+  assert.equal(await page.locator('#wt-land').isDisabled(), true);
+
+  // Land from a second page while it runs: refused, in the server's words; the first page's land
+  // goes on.
+  const { page: other } = await home.open();
+  await other.locator('#worktrees-panel > summary').click();
+  await other.locator('#land-status', { hasText: 'running' }).waitFor();
+  await other.locator('#wt-land').click();
+  await other.locator('#confirm').getByRole('button', { name: 'Land into main' }).click();
+  await other.locator('.toast:not(.ok)', { hasText: /a land of team 'web' is running \(land 1, started by .*\): one at a time/ }).waitFor();
+  await until(async () => !(await other.locator('#wt-land').isDisabled()), 'the refused land to end');
+
+  // The gate opens: good lands, red's check fails, clash conflicts with main; each row says how.
+  writeFileSync(gate, '');
+  await page.locator('.toast:not(.ok) .grow', { hasText: /^land 1 into main: 1 landed, 1 check failed, 1 conflict$/ }).waitFor();
+  const main = (await git(home, repo, 'rev-parse', 'main')).trim();
+  assert.equal(await landed(page, 'good').getAttribute('data-outcome'), 'landed');
+  assert.equal(await landed(page, 'good').locator('.land-detail').textContent(), `${main.slice(0, 7)} (was ${before.slice(0, 7)})`);
+  assert.equal(await landed(page, 'red').locator('.land-outcome').textContent(), 'check failed');
+  const [land] = await home.teamOk(['lands', '--json']);
+  const redRow = land.branches.find((b) => b.agent === 'red');
+  assert.match(redRow.shellId, /^bg-/);
+  assert.equal(await landed(page, 'red').locator('.land-detail').textContent(), `exit 3 · team shell ${redRow.shellId}`);
+  // The hostile output as text: no element of it on the page.
+  assert.equal(await landed(page, 'red').locator('.land-tail').textContent(), `${hostile}\n`);
+  assert.equal(await page.locator('#land-list b, #land-list img, #pwn').count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.equal(await landed(page, 'clash').getAttribute('data-outcome'), 'conflict');
+  assert.equal(await landed(page, 'clash').locator('.land-detail').textContent(), 'conflicts in README');
+  assert.equal(await page.locator('#land-status').textContent(), 'done');
+  await page.locator('#activity-list li[data-type="branch_landed"]').waitFor();
+  // main moved once, by good's merge, and its checkout with it.
+  assert.equal((await git(home, repo, 'rev-list', '--first-parent', '--count', `${before}..main`)).trim(), '1');
+  assert.equal((await git(home, repo, 'rev-parse', 'main^1')).trim(), before);
+  assert.equal(await git(home, repo, 'show', 'main:good.txt'), 'good\n');
+  assert.equal(await git(home, repo, 'status', '--porcelain'), '', 'the checkout of main was updated, clean');
+  // The other page follows the land it did not start to its end.
+  await landed(other, 'clash').locator('.land-detail', { hasText: 'conflicts in README' }).waitFor();
+  await other.locator('#land-status', { hasText: 'done' }).waitFor();
+  // Uncommitted work in main's checkout: the dry run warns, the land is refused, main stays.
+  writeFileSync(join(repo, 'README'), 'one\ntwo on main\nthree\n');
+  await page.locator('#wt-land').click();
+  await dialog.waitFor();
+  assert.match(await dialog.locator('#confirm-text').textContent(), /in this order: red, clash\. .*Warning: 'main' is checked out in .* with uncommitted work/);
+  await dialog.getByRole('button', { name: 'Land into main' }).click();
+  await page.locator('.toast:not(.ok)', { hasText: /land never moves a branch under uncommitted work/ }).waitFor();
+  await until(async () => !(await page.locator('#wt-land').isDisabled()), 'the refused land to end');
+  assert.equal((await git(home, repo, 'rev-parse', 'main')).trim(), main, 'main did not move');
+  // A land with a branch that did not land answers 500 with every row; the refused ones 409.
+  home.allowedConsole.push(/status of (500|409) .*\/api\/teams\/web\/land/, /server error 500 for .*\/api\/teams\/web\/land: /);
+});
+
 // The scripted ACP agent of tests/acp (each line of a prompt is one step of its script), run by
 // the node that runs these tests.
 const ACP_AGENT = fileURLToPath(new URL('../acp/agent.mjs', import.meta.url));

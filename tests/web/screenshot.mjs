@@ -1,10 +1,11 @@
 // The screenshot of the guide (docs/dashboard.png): a small team at work under a max-cost, what
 // each agent spends and its limits (SPEC 18: one past 80 % of its max-tokens), one agent waiting
 // for a permission (SPEC 17), one lost with its Resume button (SPEC 19: the home's tmux server
-// was killed under it), the log of another open.
+// was killed under it), the log of another open, and the Kept worktrees panel with the team's last
+// land (SPEC 20): docs' branch landed on main, flaky's in conflict with it.
 // Run: TEAM_BINARY=build/team node tests/web/screenshot.mjs [OUT.png] [--dark]
 import { execFile, execFileSync } from 'node:child_process';
-import { writeFileSync, appendFileSync } from 'node:fs';
+import { writeFileSync, appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Home, TEAM, closeBrowser, until } from './harness.mjs';
 
@@ -27,12 +28,26 @@ const transcript = (name, model, calls, [input, output, cacheRead, cacheWrite]) 
   }
   return file;
 };
+// `git ARGS` in the team's repository.
+const repo = join(home.dir, 'repo');
+const git = (...args) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo, env: home.env() }).toString();
+// What a worktree agent does before it works: a commit on its branch.
+const commit = (file, sed) => `sed -i '${sed}' ${file} && git -c user.name=a -c user.email=a@a commit -qam '${file}'`;
 try {
-  await home.teamOk(['create', 'web', '--description', 'the web app', '--max-cost', '20', '--max-agents', '6', '--json']);
+  mkdirSync(repo);
+  writeFileSync(join(repo, 'README.md'), '# parser\nA parser.\n\n## Tests\nnpm test\n');
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-qm', 'start');
+  await home.teamOk(['create', 'web', '--description', 'the web app', '--max-cost', '20', '--max-agents', '6',
+    '--repo', repo, '--check', 'grep -q Tests README.md', '--json']);
   await home.teamOk(['config', 'set', 'sample-every', '500ms', '--team', 'web', '--json']);
   // The first agent is lost: its task handed back when the home's tmux server is killed under it
-  // (as a crash kills it), recorded once the agents are looked at; the others start after.
-  await home.teamOk(['spawn', 'flaky', '--json', '--', 'sleep', '3600']);
+  // (as a crash kills it), recorded once the agents are looked at; the others start after. It
+  // committed in its worktree first, a line that main changes too.
+  await home.teamOk(['spawn', 'flaky', '--worktree', '--json', '--', 'bash', '-c',
+    `${commit('README.md', 's/^npm test$/npm test -- --retries 3/')}; exec sleep 3600`]);
+  await until(() => git('rev-list', '--count', 'main..team/web/flaky').trim() === '1', 'flaky to commit');
   await home.teamOk(['task', 'add', 'fix the flaky test', '--owner', 'flaky', '--json']);
   const tmuxPid = Number(execFileSync('tmux', ['-S', join(home.dir, 'tmux.sock'), 'display-message', '-p', '#{pid}']));
   process.kill(tmuxPid, 'SIGKILL');
@@ -47,7 +62,9 @@ try {
     '--json', '--', ...worker('parser', 34, 'working on task 2')]);
   await home.teamOk(['spawn', 'reviewer', '--role', 'reviews changes', '--preset', 'claude', '--max-tokens', '80000',
     '--json', '--', ...worker('reviewer', 35, 'reviewing the parser')]);
-  await home.teamOk(['spawn', 'docs', '--json', '--', ...worker('docs', 36, 'writing the guide')]);
+  await home.teamOk(['spawn', 'docs', '--worktree', '--json', '--', 'bash', '-c',
+    `${commit('README.md', 's/^A parser.$/A parser of the grammar in docs\\/grammar.md./')} && exec ${worker('docs', 36, 'writing the guide')[0]}`]);
+  await until(() => git('rev-list', '--count', 'main..team/web/docs').trim() === '1', 'docs to commit');
   await report('parser', 'UserPromptSubmit', { prompt: 'take task 2',
     transcript_path: transcript('parser', 'claude-sonnet-4-5', 6, [1200, 400, 20000, 1500]) });
   await report('reviewer', 'UserPromptSubmit', { prompt: 'review the parser',
@@ -60,8 +77,13 @@ try {
   await home.teamOk(['send', 'parser', 'take task 2 (team task claim 2)', '--json']);
   await home.teamOk(['shell', 'start', '--json', '--', 'sleep', '3600']);
   await home.teamOk(['kill-agent', 'docs', '--json']);
+  // main moves under flaky's line; then a land: docs lands, flaky conflicts (exit 1: one did not).
+  writeFileSync(join(repo, 'README.md'), '# parser\nA parser.\n\n## Tests\nnpm test -- --ci\n');
+  git('commit', '-qam', 'tests: --ci');
+  const land = await home.team(['land', 'docs', 'flaky', '--json']);
+  if (land.json?.landed !== 1) throw new Error(`the land did not land docs: ${land.stdout}${land.stderr}`);
   await home.serve();
-  const { page } = await home.open({ viewport: { width: 1280, height: 720 } });
+  const { page } = await home.open({ viewport: { width: 1280, height: 900 } });
   if (process.argv.includes('--dark')) await page.emulateMedia({ colorScheme: 'dark' });
   await page.locator('#agents-body tr[data-wait-of="reviewer"] .wait-what').waitFor();
   await page.locator('#agents-body tr[data-agent="flaky"] .btn-resume').waitFor();
@@ -72,6 +94,9 @@ try {
   await page.locator('#agents-body tr[data-agent="parser"] .name-btn').click();
   await page.locator('#log-body', { hasText: 'unicode escapes' }).waitFor();
   await until(async () => (await page.locator('#exec-list li').count()) === 1, 'the running shell');
+  await page.locator('#worktrees-panel > summary').click();
+  await page.locator('#land-list li[data-agent="flaky"][data-outcome="conflict"]').waitFor();
+  await page.locator('#wt-list li[data-agent="docs"]').waitFor();
   await page.screenshot({ path: out });
   console.log(`wrote ${out}`);
 } finally {
