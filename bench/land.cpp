@@ -63,8 +63,8 @@ void set_up_land(Env& env) {
         run_checked(env, {env.team, "--team", "bench", "spawn", agent, "--worktree", "--", "sleep",
                           "1000"});
         fs::path wt = fs::path(env.home) / "worktrees" / "bench" / agent;
-        std::string branch = run_checked(
-            env, {"git", "-C", wt.string(), "rev-parse", "--abbrev-ref", "HEAD"});
+        std::string branch =
+            run_checked(env, {"git", "-C", wt.string(), "rev-parse", "--abbrev-ref", "HEAD"});
         while (!branch.empty() && (branch.back() == '\n' || branch.back() == ' '))
             branch.pop_back();
         h->agents.push_back(agent);
@@ -125,13 +125,16 @@ void measure(Env& env) {
 // an earlier figure of this home took it.
 Figure land_figure(std::string name, double goal, std::function<double(LandHome&, size_t)> view) {
     auto seen = std::make_shared<size_t>(0);
-    Figure f{"land: " + std::move(name), goal, set_up_land,
+    Figure f{"land: " + std::move(name),
+             goal,
+             set_up_land,
              [seen, view = std::move(view)](Env& env) {
                  LandHome& h = held(env);
                  if (*seen >= h.land.size()) measure(env);
                  return view(h, (*seen)++);
              },
-             kill_tmux_server, kRuns};
+             kill_tmux_server,
+             kRuns};
     f.shared_home = "land";
     return f;
 }
