@@ -386,6 +386,7 @@ std::vector<Figure> figures(const std::string& team, const std::string& store) {
     for (auto& f : scale_figures(team)) list.push_back(std::move(f));
     for (auto& f : serve_figures(team)) list.push_back(std::move(f));
     for (auto& f : git_figures(team)) list.push_back(std::move(f));
+    for (auto& f : land_figures(team)) list.push_back(std::move(f));
     for (auto& f : acp_figures(team)) list.push_back(std::move(f));
     for (auto& f : attention_figures(team)) list.push_back(std::move(f));
     for (auto& f : usage_figures(team)) list.push_back(std::move(f));

@@ -54,10 +54,13 @@ std::string file_name(int i) {
     return "src/d" + std::to_string(i / 100) + "/f" + std::to_string(i) + ".txt";
 }
 
-// 10,000 files of some 200 bytes in 100 directories, one commit; a branch five commits ahead;
-// a worktree with uncommitted work of every kind.
-void build_git_home(Env& env) {
-    fs::path dir = fs::path(env.dir) / "repo";
+}  // namespace
+
+std::string repo_10k_file(int i) {
+    return file_name(i);
+}
+
+void make_repo_10k(const Env& env, const fs::path& dir) {
     fs::create_directories(dir);
     git(env, dir, {"init", "--quiet", "--initial-branch=main"});
     git(env, dir, {"config", "user.name", "Bench"});
@@ -68,6 +71,15 @@ void build_git_home(Env& env) {
     }
     git(env, dir, {"add", "-A"});
     git(env, dir, {"commit", "--quiet", "-m", "10k files"});
+}
+
+namespace {
+
+// The 10k-file repository (make_repo_10k); a branch five commits ahead; a worktree with
+// uncommitted work of every kind.
+void build_git_home(Env& env) {
+    fs::path dir = fs::path(env.dir) / "repo";
+    make_repo_10k(env, dir);
     auto home = std::make_shared<GitHome>();
     home->repo = tg::resolve_repository(home->runner, dir);
     home->base = tg::resolve_base(home->repo);

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -86,6 +87,12 @@ std::vector<Figure> mcp_figures(const std::string& team);
 std::vector<Figure> scale_figures(const std::string& team);
 // git/ on a 10k-file repository: worktree add, a snapshot, a merge check, a status (git.cpp).
 std::vector<Figure> git_figures(const std::string& team);
+// The repository of the git figures: 10,000 files of some 200 bytes in 100 directories
+// (repo_10k_file(0..9999)), one commit on main, made in `dir` (git.cpp).
+void make_repo_10k(const Env& env, const std::filesystem::path& dir);
+std::string repo_10k_file(int i);
+// team land on that repository: a hand-run merge and check per branch beside it (land.cpp).
+std::vector<Figure> land_figures(const std::string& team);
 // team serve: a read with 50 event streams open, a commit's event at a stream (serve.cpp).
 std::vector<Figure> serve_figures(const std::string& team);
 // ACP agents: a prompt, a permission request and its answer, a terminal, a cancel crossing

@@ -153,8 +153,9 @@ class LandRun {
             }
             item.onto = onto;
             item.candidate = c.commit;
-            ensure_scratch(onto);
-            if (strategy != git::Strategy::rebase)
+            // A scratch added now is added at the candidate itself: no second checkout of it.
+            bool fresh = ensure_scratch(c.commit);
+            if (strategy != git::Strategy::rebase && !fresh)
                 git::checkout_scratch(repo_, *land.scratch, c.commit);
             json checked = check(item, pick);
             if (!checked.is_null()) return decide(item, "check_failed", checked, pick);
@@ -229,12 +230,14 @@ class LandRun {
                team_.name + ", landed by team land)";
     }
 
-    void ensure_scratch(const std::string& at) {
-        if (land.scratch) return;
+    // Adds the land's scratch worktree at `at` unless it has one; true when it was added now.
+    bool ensure_scratch(const std::string& at) {
+        if (land.scratch) return false;
         fs::path path = land_dir(store_) / (team_.name + "-" + std::to_string(land.id));
         land.scratch = path.string();
         store_.write([&] { set_land_scratch(store_, land.id, land.scratch); });  // ahead of git
         git::add_scratch(repo_, store_.home(), path, at);
+        return true;
     }
 
     // Runs the check on the scratch worktree; null when it passed, else what the row says.
