@@ -110,15 +110,19 @@ std::optional<std::string> remove_scratch(const Repository& repo, const fs::path
     if (!entry->detached) {
         return quote(path.string()) + " has a branch checked out: not a land's scratch worktree";
     }
-    if (!entry->missing) {
-        // Nothing in it is anyone's work: the commits are in the store, the check's output in
-        // its shell's file. Cleaned, so that the plain `worktree remove` takes it: team never
-        // runs `worktree remove --force`, here neither (it costs two walks of the tree more).
-        git_run(*repo.git, path, {"reset", "--quiet", "--hard"});
-        git_run(*repo.git, path, {"clean", "-ffdxq"});
-    }
+    // Nothing in it is anyone's work: the commits are in the store, the check's output in its
+    // shell's file. Cleaned, so that the plain `worktree remove` takes it (team never runs
+    // `worktree remove --force`, here neither); a reset only when the check changed a tracked
+    // file (a reset of a tree just written rewrites every file: 1.6 s at 10,000 files).
+    auto clean = [&] { git_run(*repo.git, path, {"clean", "-ffdxq"}); };
+    if (!entry->missing) clean();
     if (entry->locked) git_run(*repo.git, repo.common_dir, {"worktree", "unlock", path.string()});
     GitResult r = git_run(*repo.git, repo.common_dir, {"worktree", "remove", path.string()});
+    if (!r.ok() && !entry->missing) {
+        git_run(*repo.git, path, {"reset", "--quiet", "--hard"});
+        clean();
+        r = git_run(*repo.git, repo.common_dir, {"worktree", "remove", path.string()});
+    }
     if (!r.ok() && !entry->missing) return "git would not remove it: " + first_line(r.err);
     if (entry->missing) git_run(*repo.git, repo.common_dir, {"worktree", "prune"});
     return std::nullopt;

@@ -234,7 +234,12 @@ TEST_CASE(
 
     // Rebase: r1's two commits replayed on main (which has moved), its own branch untouched.
     std::string before = h.ref("main");
-    auto rebase = h.ok({"land", "r1", "--strategy", "rebase"});
+    // (Its check scribbles on a tracked file and leaves files behind: the scratch goes all the
+    // same.)
+    auto rebase = h.ok({"land", "r1", "--strategy", "rebase", "--check",
+                        "echo scribble >> README.md; mkdir -p build; touch build/x.o new.txt"});
+    CHECK(scratch_worktrees(h) == 0);
+    CHECK_FALSE(fs::exists(h.env.home() / "land" / "land-ways-3"));
     CHECK(rebase["branches"][0]["outcome"] == "landed");
     CHECK(h.git({"rev-list", "--count", before + "..main"}) == "2\n");
     CHECK(h.git({"rev-list", "--merges", "--count", before + "..main"}) == "0\n");
