@@ -331,8 +331,10 @@ TEST_CASE("crash: land of five branches, then land again", "[crash][serial]") {
         std::string where = interrupted ? where_of(h) : "";
         INFO("the kill left: " << (interrupted ? where : "(not interrupted)"));
         tally.add(interrupted, where);
-        // `team` is gone: nothing holds the lock (the check's shell never inherits it).
-        CHECK_FALSE(lock_held(h));
+        // `team` is gone: nothing holds the lock (the check's shell never inherits it; a child
+        // that team was starting at the kill, between its fork and its exec, shares the lock's
+        // open file until its exec closes it: a moment, once seen in 80 rounds under load).
+        CHECK(eventually([&] { return !lock_held(h); }, bound(2000)));
 
         auto again = h.env.start(args, h.extra()).wait();
         INFO("the land again -> " << shown(again));
