@@ -62,9 +62,10 @@ std::optional<std::string> nothing_to_land(Store& store, const git::Repository& 
     if (git::is_ancestor(repo, tip, onto)) {
         return quote(into) + " has every commit of " + quote(branch) + " already";
     }
-    if (auto landed = landed_item(store, branch, tip);
-        landed && landed->candidate && git::is_ancestor(repo, *landed->candidate, onto)) {
-        return "landed already, as " + short_commit(*landed->candidate) + " on " + quote(into);
+    for (const auto& landed : landed_items(store, branch, tip)) {
+        if (landed.candidate && git::is_ancestor(repo, *landed.candidate, onto)) {
+            return "landed already, as " + short_commit(*landed.candidate) + " on " + quote(into);
+        }
     }
     return std::nullopt;
 }
@@ -153,10 +154,14 @@ json recover(Store& store, const Clock& clock, const git::Repository& repo,
                 row["previous"] = item.onto ? json(*item.onto) : json(nullptr);
                 row["why"] = "its land was killed after the target moved: recorded now";
             } else {
+                bool moving = item.state == "landing" && item.candidate;
                 item.state = "interrupted";
                 row = row_of(item, "interrupted");
                 row["why"] = "its land (" + std::to_string(land.id) +
-                             ") was killed before it was decided: nothing of it was kept";
+                             ") was killed before it was decided" +
+                             (moving ? " (as it moved the target: a git it started that still "
+                                       "moves it there makes the branch landed)"
+                                     : ": nothing of it was kept");
             }
             item.result = row;
             item.decided_at = clock.now();

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/programs.hpp"
 #include "tests/support/agents_home.hpp"
 #include "tests/support/git_repo.hpp"
 #include "tests/support/helpers.hpp"
@@ -267,8 +268,8 @@ void check_landed(const LandHome& h, unsigned seed, const std::string& strategy)
     {
         auto db = h.db();
         CHECK(db->execAndGet("SELECT count(*) FROM lands WHERE status = 'running'").getInt() == 0);
-        CHECK(db->execAndGet("SELECT count(*) FROM land_items WHERE decided_at IS NULL")
-                  .getInt() == 0);
+        CHECK(db->execAndGet("SELECT count(*) FROM land_items WHERE decided_at IS NULL").getInt() ==
+              0);
     }
 
     // The main checkout: on main, at main, clean.
@@ -356,4 +357,80 @@ TEST_CASE("crash: land of five branches, then land again", "[crash][serial]") {
     auto took = std::chrono::duration_cast<std::chrono::seconds>(Steady::now() - started);
     WARN("land: " << took.count() << "s for the rounds");
     tally.report(spans);
+}
+
+// A moment the random kills seldom hit: `team land --strategy squash` killed while the git that
+// moves the target (`git merge --ff-only` in the main checkout) runs. That git outlives it (a git
+// on the PATH holds it until the test lets it go): the next land finds the branch `landing` with
+// a candidate the target does not hold yet and records it interrupted; then the held git moves
+// the target to the squashed commit. The land must see that the branch has landed (its recorded
+// candidate is on the target) and not land it a second time, as an empty squashed commit.
+TEST_CASE(
+    "crash: land killed while its git moves the target, that git ending after the next land's look",
+    "[crash][serial]") {
+    const unsigned seed = 42999;
+    LandHome h(seed, "test ! -e red.txt");
+    const char* path = std::getenv("PATH");
+    auto real_git = team::find_program("git", path ? path : "");
+    REQUIRE(real_git);
+    auto bin = h.env.dir() / "gated-bin";
+    auto gate = h.env.dir() / "git-gate";
+    fs::create_directories(bin);
+    team::test::write_file(bin / "git",
+                           "#!/bin/sh\n"
+                           "case \" $* \" in *\" merge \"*\" --ff-only \"*)\n"
+                           "  if [ ! -e \"$GIT_GATE.reached\" ]; then\n"
+                           "    : > \"$GIT_GATE.reached\"\n"
+                           "    while [ -e \"$GIT_GATE\" ]; do sleep 0.01; done\n"
+                           "  fi;;\n"
+                           "esac\n"
+                           "exec '" +
+                               *real_git + "' \"$@\"\n");
+    fs::permissions(bin / "git", fs::perms::owner_all);
+    team::test::write_file(gate, "");
+    auto gated =
+        h.extra({{"PATH", bin.string() + ":" + (path ? path : "")}, {"GIT_GATE", gate.string()}});
+    std::vector<std::string> args{"--json", "land", "g1", "--strategy", "squash"};
+    Child child = h.env.start(args, gated);
+    REQUIRE(eventually([&] { return fs::exists(gate.string() + ".reached"); }, bound(20000)));
+    ::kill(child.pid(), SIGKILL);
+    REQUIRE(child.wait().exit_code == 128 + SIGKILL);
+    CHECK(where_of(h) == "while the target moved");
+
+    // The next land (same PATH: its own merge passes the gate) finds the first one killed; once
+    // it has recorded g1 interrupted, the held git goes on and moves main.
+    std::thread release([&] {
+        eventually(
+            [&] {
+                auto db = h.db();
+                return db->execAndGet(
+                             "SELECT count(*) FROM land_items WHERE land_id = 1 AND "
+                             "state = 'interrupted'")
+                           .getInt() == 1;
+            },
+            bound(20000));
+        fs::remove(gate);
+    });
+    auto again = h.env.start(args, gated).wait();
+    release.join();
+    INFO("the land again -> " << shown(again));
+    CHECK(again.exit_code == 0);
+    auto doc = Json::parse(again.out, nullptr, false);
+    REQUIRE(doc.is_object());
+    REQUIRE(doc["branches"].size() == 1);
+    CHECK(doc["branches"][0]["outcome"] == "skipped");
+    CHECK_THAT(doc["branches"][0].value("why", std::string()), Catch::Contains("landed already"));
+    INFO("main's history:\n" << git_ok(h.repo, {"log", "--format=%h %p %s", "main"}));
+    CHECK(eventually(
+        [&] {
+            return git_ok(h.repo, {"show", "main:g1.txt"}) ==
+                   content_of("g1", seed) + (subjects_of("g1", seed).size() > 1 ? "more\n" : "");
+        },
+        bound(5000)));
+    CHECK(count_with(subjects(h), "Squashed branch '" + h.branch("g1") + "'") == 1);
+    CHECK(git_ok(h.repo, {"status", "--porcelain"}).empty());
+    CHECK(git_ok(h.repo, {"rev-parse", "HEAD"}) == git_ok(h.repo, {"rev-parse", "main"}));
+    CHECK(h.ok({"shell", "list"}) == Json::array());
+    CHECK_FALSE(lock_held(h));
+    h.finish();
 }
