@@ -12,6 +12,7 @@
 #include "state/members.hpp"
 #include "state/worktree_rows.hpp"
 #include "team/land_parts.hpp"
+#include "team/worktree_parts.hpp"
 
 namespace team::land_parts {
 
@@ -174,8 +175,12 @@ json recover(Store& store, const Clock& clock, const git::Repository& repo,
             out.push_back(row);
         }
         std::optional<std::string> left;
-        if (land.scratch)
+        if (land.scratch) {
+            // A git it started there may outlive it (its `worktree add` of the scratch, a
+            // rebase): git lists what that git makes only once it has ended.
+            worktree_parts::wait_for_orphans(*land.scratch);
             left = git::remove_scratch(repo, store.home(), land_dir(store), *land.scratch);
+        }
         store.write([&] {
             if (!left) set_land_scratch(store, land.id, std::nullopt);
             end_land(store, land.id, "interrupted", clock.now());

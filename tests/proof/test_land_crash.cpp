@@ -285,6 +285,38 @@ void check_landed(const LandHome& h, unsigned seed, const std::string& strategy)
     CHECK(third.exit_code == 0);
 }
 
+// A git on the PATH that holds the first command whose arguments match `pattern` (a sh case
+// pattern of " ARGS ") until the test removes the gate (<dir>/git-gate; .reached once held, .done
+// once that git has ended): the environment of a `team` that runs it.
+team::test::TeamHome::Env gated_git(const LandHome& h, const std::string& pattern) {
+    const char* path = std::getenv("PATH");
+    auto real_git = team::find_program("git", path ? path : "");
+    REQUIRE(real_git);
+    auto bin = h.env.dir() / "gated-bin";
+    auto gate = h.env.dir() / "git-gate";
+    fs::create_directories(bin);
+    team::test::write_file(bin / "git",
+                           "#!/bin/sh\n"
+                           "case \" $* \" in " +
+                               pattern +
+                               ")\n"
+                               "  if [ ! -e \"$GIT_GATE.reached\" ]; then\n"
+                               "    : > \"$GIT_GATE.reached\"\n"
+                               "    while [ -e \"$GIT_GATE\" ]; do sleep 0.01; done\n"
+                               "    '" +
+                               *real_git +
+                               "' \"$@\"; rc=$?\n"
+                               "    : > \"$GIT_GATE.done\"; exit $rc\n"
+                               "  fi;;\n"
+                               "esac\n"
+                               "exec '" +
+                               *real_git + "' \"$@\"\n");
+    fs::permissions(bin / "git", fs::perms::owner_all);
+    team::test::write_file(gate, "");
+    return h.extra(
+        {{"PATH", bin.string() + ":" + (path ? path : "")}, {"GIT_GATE", gate.string()}});
+}
+
 }  // namespace
 
 TEST_CASE("crash: land of five branches, then land again", "[crash][serial]") {
@@ -370,26 +402,8 @@ TEST_CASE(
     "[crash][serial]") {
     const unsigned seed = 42999;
     LandHome h(seed, "test ! -e red.txt");
-    const char* path = std::getenv("PATH");
-    auto real_git = team::find_program("git", path ? path : "");
-    REQUIRE(real_git);
-    auto bin = h.env.dir() / "gated-bin";
+    auto gated = gated_git(h, "*\" merge \"*\" --ff-only \"*");
     auto gate = h.env.dir() / "git-gate";
-    fs::create_directories(bin);
-    team::test::write_file(bin / "git",
-                           "#!/bin/sh\n"
-                           "case \" $* \" in *\" merge \"*\" --ff-only \"*)\n"
-                           "  if [ ! -e \"$GIT_GATE.reached\" ]; then\n"
-                           "    : > \"$GIT_GATE.reached\"\n"
-                           "    while [ -e \"$GIT_GATE\" ]; do sleep 0.01; done\n"
-                           "  fi;;\n"
-                           "esac\n"
-                           "exec '" +
-                               *real_git + "' \"$@\"\n");
-    fs::permissions(bin / "git", fs::perms::owner_all);
-    team::test::write_file(gate, "");
-    auto gated =
-        h.extra({{"PATH", bin.string() + ":" + (path ? path : "")}, {"GIT_GATE", gate.string()}});
     std::vector<std::string> args{"--json", "land", "g1", "--strategy", "squash"};
     Child child = h.env.start(args, gated);
     REQUIRE(eventually([&] { return fs::exists(gate.string() + ".reached"); }, bound(20000)));
@@ -430,6 +444,56 @@ TEST_CASE(
     CHECK(count_with(subjects(h), "Squashed branch '" + h.branch("g1") + "'") == 1);
     CHECK(git_ok(h.repo, {"status", "--porcelain"}).empty());
     CHECK(git_ok(h.repo, {"rev-parse", "HEAD"}) == git_ok(h.repo, {"rev-parse", "main"}));
+    CHECK(h.ok({"shell", "list"}) == Json::array());
+    CHECK_FALSE(lock_held(h));
+    h.finish();
+}
+
+// The other git a killed land leaves at work: its scratch worktree's `git worktree add`, held
+// until the next land has finished the killed one, or for 1.5 s. The next land must wait for
+// that git (else it finds no scratch worktree yet, ends the killed land, and then that git
+// makes one that nobody removes) and then remove what it made.
+TEST_CASE(
+    "crash: land killed while its git adds the scratch worktree, that git ending after the next "
+    "land's look",
+    "[crash][serial]") {
+    const unsigned seed = 42998;
+    LandHome h(seed, "test ! -e red.txt");
+    auto gated = gated_git(h, "*\" worktree add \"*");
+    auto gate = h.env.dir() / "git-gate";
+    std::vector<std::string> args{"--json", "land", "g1", "g2", "--strategy", "merge"};
+    Child child = h.env.start(args, gated);
+    REQUIRE(eventually([&] { return fs::exists(gate.string() + ".reached"); }, bound(20000)));
+    ::kill(child.pid(), SIGKILL);
+    REQUIRE(child.wait().exit_code == 128 + SIGKILL);
+
+    // Let go once the next land has ended the killed one (which it must not do while that git
+    // works), or after a while (a land that waits for that git waits until then).
+    auto next_started = Steady::now();
+    std::thread release([&] {
+        eventually(
+            [&] {
+                auto db = h.db();
+                return db->execAndGet("SELECT status FROM lands WHERE id = 1").getString() !=
+                           "running" ||
+                       Steady::now() - next_started > std::chrono::milliseconds(1500);
+            },
+            bound(20000));
+        fs::remove(gate);
+    });
+    auto again = h.env.start(args, gated).wait();
+    release.join();
+    INFO("the land again -> " << shown(again));
+    CHECK(again.exit_code == 0);
+    // The held git has ended: it made the killed land's scratch worktree, or failed to.
+    CHECK(eventually([&] { return fs::exists(gate.string() + ".done"); }, bound(5000)));
+    auto worktrees = git_ok(h.repo, {"worktree", "list", "--porcelain"});
+    INFO("worktrees:\n" << worktrees);
+    CHECK(worktrees.find(h.land_dir().string()) == std::string::npos);
+    std::error_code ec;
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(h.land_dir(), ec)) left.push_back(e.path());
+    CHECK(left == std::vector<std::string>{});
     CHECK(h.ok({"shell", "list"}) == Json::array());
     CHECK_FALSE(lock_held(h));
     h.finish();
