@@ -51,10 +51,18 @@ Pick pick_of(Store& store, const git::Repository& repo, const WorktreeRow& row) 
     return p;
 }
 
+// A path with its symbolic links resolved, as git records a worktree's and a shell its
+// directory (the home may be named through a link); as given when that fails.
+fs::path resolved(const fs::path& path) {
+    std::error_code ec;
+    fs::path out = fs::weakly_canonical(path, ec);
+    return ec ? path : out;
+}
+
 }  // namespace
 
 fs::path land_dir(const Store& store) {
-    return store.home() / "land";
+    return resolved(store.home() / "land");
 }
 
 std::optional<std::string> nothing_to_land(Store& store, const git::Repository& repo,
@@ -134,7 +142,7 @@ json recover(Store& store, const Clock& clock, const git::Repository& repo,
     for (const auto& land : running_lands(store, team.id)) {
         // Checks still running in its scratch worktree (recorded or not yet) are ended first.
         if (land.scratch) {
-            fs::path scratch = *land.scratch;
+            fs::path scratch = resolved(*land.scratch);
             for (const auto& sh : shells.list(false, std::nullopt)) {
                 if (sh.team_id != team.id) continue;
                 fs::path cwd = sh.cwd;
@@ -178,8 +186,9 @@ json recover(Store& store, const Clock& clock, const git::Repository& repo,
         if (land.scratch) {
             // A git it started there may outlive it (its `worktree add` of the scratch, a
             // rebase): git lists what that git makes only once it has ended.
-            worktree_parts::wait_for_orphans(*land.scratch);
-            left = git::remove_scratch(repo, store.home(), land_dir(store), *land.scratch);
+            worktree_parts::wait_for_orphans(resolved(*land.scratch));
+            left =
+                git::remove_scratch(repo, store.home(), land_dir(store), resolved(*land.scratch));
         }
         store.write([&] {
             if (!left) set_land_scratch(store, land.id, std::nullopt);

@@ -498,3 +498,47 @@ TEST_CASE(
     CHECK_FALSE(lock_held(h));
     h.finish();
 }
+
+// A land killed during its check, its home reached through a symbolic link (TEAM_HOME names
+// the link): the next land must still find the check running in the killed land's scratch
+// worktree (a shell records its directory resolved) and end it, and remove the scratch.
+TEST_CASE("crash: land killed during its check, the home named through a symbolic link",
+          "[crash][serial]") {
+    const unsigned seed = 42997;
+    LandHome h(seed, "test ! -e red.txt");
+    auto link = h.env.dir() / "home link";
+    fs::create_directory_symlink(h.env.home(), link);
+    auto via = h.extra({{"TEAM_HOME", link.string()}});
+    Child child = h.env.start({"--json", "land", "g1", "--check", "sleep 60"}, via);
+    std::string shell;
+    REQUIRE(eventually(
+        [&] {
+            auto db = h.db();
+            SQLite::Statement s(*db,
+                                "SELECT shell_id FROM land_items WHERE state = 'checking' "
+                                "AND shell_id IS NOT NULL");
+            if (!s.executeStep()) return false;
+            shell = s.getColumn(0).getString();
+            return true;
+        },
+        bound(20000)));
+    ::kill(child.pid(), SIGKILL);
+    REQUIRE(child.wait().exit_code == 128 + SIGKILL);
+
+    auto again = h.env.start({"--json", "land", "g1", "--check", "true"}, via).wait();
+    INFO("the land again -> " << shown(again));
+    CHECK(again.exit_code == 0);
+    auto status = h.ok({"shell", "status", shell});
+    INFO("the killed land's check: " << status.dump());
+    CHECK(status["status"] == "killed");
+    CHECK(h.ok({"shell", "list"}) == Json::array());
+    auto worktrees = git_ok(h.repo, {"worktree", "list", "--porcelain"});
+    INFO("worktrees:\n" << worktrees);
+    CHECK(worktrees.find("/land/") == std::string::npos);
+    std::error_code ec;
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(h.land_dir(), ec)) left.push_back(e.path());
+    CHECK(left == std::vector<std::string>{});
+    h.json_run({"shell", "kill", shell});  // should it still run: not beyond the test
+    h.finish();
+}
