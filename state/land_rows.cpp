@@ -156,15 +156,17 @@ std::vector<LandItemRow> land_items(Store& store, std::int64_t land_id) {
     return out;
 }
 
-std::optional<LandItemRow> landed_item(Store& store, const std::string& branch,
-                                       const std::string& tip) {
+std::vector<LandItemRow> landed_items(Store& store, const std::string& branch,
+                                      const std::string& tip) {
     Statement s(store.db(), std::string(kItemColumns) +
-                                "WHERE branch = ? AND tip = ? AND state = 'landed' "
-                                "ORDER BY land_id DESC LIMIT 1");
+                                "WHERE branch = ? AND tip = ? AND (state = 'landed' OR "
+                                "(state = 'interrupted' AND candidate IS NOT NULL)) "
+                                "ORDER BY land_id DESC");
     s.bind(1, branch);
     s.bind(2, tip);
-    if (s.executeStep()) return read_item(s);
-    return std::nullopt;
+    std::vector<LandItemRow> out;
+    while (s.executeStep()) out.push_back(read_item(s));
+    return out;
 }
 
 }  // namespace team

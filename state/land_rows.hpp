@@ -56,8 +56,10 @@ void decide_land_item(Store& store, const LandItemRow& item);
 std::vector<LandRow> team_lands(Store& store, std::int64_t team_id, int limit);
 std::vector<LandRow> running_lands(Store& store, std::int64_t team_id);
 std::vector<LandItemRow> land_items(Store& store, std::int64_t land_id);
-// A landing of `branch` at `tip` recorded landed, if any: its item (the newest).
-std::optional<LandItemRow> landed_item(Store& store, const std::string& branch,
-                                       const std::string& tip);
+// The landings of `branch` at `tip` that may have moved the target, newest first: those
+// recorded landed, and those recorded interrupted with a candidate (a land killed as its git
+// moved the target: that git may end after the next land's look, holding the candidate there).
+std::vector<LandItemRow> landed_items(Store& store, const std::string& branch,
+                                      const std::string& tip);
 
 }  // namespace team

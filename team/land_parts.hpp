@@ -39,7 +39,8 @@ std::optional<std::string> nothing_to_land(Store& store, const git::Repository& 
                                            const std::string& branch, const std::string& tip,
                                            const std::string& onto, const std::string& into);
 
-// Where the team's lands keep their scratch worktrees: <home>/land.
+// Where the team's lands keep their scratch worktrees: <home>/land, its links resolved (git
+// records a worktree's path resolved, a shell its directory).
 std::filesystem::path land_dir(const Store& store);
 
 // Finishes the team's lands whose process is gone (the caller holds the land lock): checks

@@ -12,6 +12,7 @@
 #include "state/members.hpp"
 #include "state/worktree_rows.hpp"
 #include "team/land_parts.hpp"
+#include "team/worktree_parts.hpp"
 
 namespace team::land_parts {
 
@@ -50,10 +51,18 @@ Pick pick_of(Store& store, const git::Repository& repo, const WorktreeRow& row) 
     return p;
 }
 
+// A path with its symbolic links resolved, as git records a worktree's and a shell its
+// directory (the home may be named through a link); as given when that fails.
+fs::path resolved(const fs::path& path) {
+    std::error_code ec;
+    fs::path out = fs::weakly_canonical(path, ec);
+    return ec ? path : out;
+}
+
 }  // namespace
 
 fs::path land_dir(const Store& store) {
-    return store.home() / "land";
+    return resolved(store.home() / "land");
 }
 
 std::optional<std::string> nothing_to_land(Store& store, const git::Repository& repo,
@@ -62,9 +71,10 @@ std::optional<std::string> nothing_to_land(Store& store, const git::Repository& 
     if (git::is_ancestor(repo, tip, onto)) {
         return quote(into) + " has every commit of " + quote(branch) + " already";
     }
-    if (auto landed = landed_item(store, branch, tip);
-        landed && landed->candidate && git::is_ancestor(repo, *landed->candidate, onto)) {
-        return "landed already, as " + short_commit(*landed->candidate) + " on " + quote(into);
+    for (const auto& landed : landed_items(store, branch, tip)) {
+        if (landed.candidate && git::is_ancestor(repo, *landed.candidate, onto)) {
+            return "landed already, as " + short_commit(*landed.candidate) + " on " + quote(into);
+        }
     }
     return std::nullopt;
 }
@@ -137,7 +147,7 @@ json recover(Store& store, const Clock& clock, const git::Repository& repo,
     for (const auto& land : running_lands(store, team.id)) {
         // Checks still running in its scratch worktree (recorded or not yet) are ended first.
         if (land.scratch) {
-            fs::path scratch = *land.scratch;
+            fs::path scratch = resolved(*land.scratch);
             for (const auto& sh : shells.list(false, std::nullopt)) {
                 if (sh.team_id != team.id) continue;
                 fs::path cwd = sh.cwd;
@@ -158,10 +168,14 @@ json recover(Store& store, const Clock& clock, const git::Repository& repo,
                 row["previous"] = item.onto ? json(*item.onto) : json(nullptr);
                 row["why"] = "its land was killed after the target moved: recorded now";
             } else {
+                bool moving = item.state == "landing" && item.candidate;
                 item.state = "interrupted";
                 row = row_of(item, "interrupted");
                 row["why"] = "its land (" + std::to_string(land.id) +
-                             ") was killed before it was decided: nothing of it was kept";
+                             ") was killed before it was decided" +
+                             (moving ? " (as it moved the target: a git it started that still "
+                                       "moves it there makes the branch landed)"
+                                     : ": nothing of it was kept");
             }
             item.result = row;
             item.decided_at = clock.now();
@@ -174,8 +188,13 @@ json recover(Store& store, const Clock& clock, const git::Repository& repo,
             out.push_back(row);
         }
         std::optional<std::string> left;
-        if (land.scratch)
-            left = git::remove_scratch(repo, store.home(), land_dir(store), *land.scratch);
+        if (land.scratch) {
+            // A git it started there may outlive it (its `worktree add` of the scratch, a
+            // rebase): git lists what that git makes only once it has ended.
+            worktree_parts::wait_for_orphans(resolved(*land.scratch));
+            left =
+                git::remove_scratch(repo, store.home(), land_dir(store), resolved(*land.scratch));
+        }
         store.write([&] {
             if (!left) set_land_scratch(store, land.id, std::nullopt);
             end_land(store, land.id, "interrupted", clock.now());

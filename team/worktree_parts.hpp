@@ -1,5 +1,6 @@
 // What the rooms of team/worktrees share (worktree_spawn, worktree_snapshots, worktree_look,
-// worktree_verbs): not for use outside them.
+// worktree_verbs; and team/land_plan, for the git a killed land left at work in its scratch
+// worktree): not for use outside them.
 #pragma once
 
 #include <chrono>
@@ -31,5 +32,9 @@ std::vector<proc::ProcessInfo> processes_in(const std::filesystem::path& dir,
 
 // How long a look waits for the git of a spawn that died mid-`worktree add` to end.
 inline constexpr std::chrono::seconds kOrphanGitWait{10};
+
+// Waits (up to kOrphanGitWait) until no process works in `path` or names it: the git a dead
+// spawn (or land) started there. False when one still does then.
+bool wait_for_orphans(const std::filesystem::path& path);
 
 }  // namespace team::worktree_parts

@@ -38,24 +38,19 @@ nlohmann::json snapshot_json(const git::Snapshot& s, EpochMs at) {
             {"at", iso8601(at)}};
 }
 
-// Waits (up to kOrphanGitWait) until no process works in `path` or names it: the git a dead
-// spawn started there. Still one then: thrown, and the snapshot stays owed.
-void wait_for_orphans(const fs::path& path) {
-    auto deadline = std::chrono::steady_clock::now() + worktree_parts::kOrphanGitWait;
+}  // namespace
+
+bool worktree_parts::wait_for_orphans(const fs::path& path) {
+    auto deadline = std::chrono::steady_clock::now() + kOrphanGitWait;
     for (;;) {
         std::vector<proc::Pidfd> running;
-        for (const auto& p : worktree_parts::processes_in(path, true)) {
+        for (const auto& p : processes_in(path, true)) {
             if (auto fd = proc::Pidfd::open(p.pid, p.start_time)) running.push_back(std::move(*fd));
         }
-        if (running.empty()) return;
-        if (!proc::wait_all_exited(running, deadline)) {
-            throw failed("process " + std::to_string(running.front().pid()) + " still works in " +
-                         quote(path.string()) + ": its snapshot stays owed");
-        }
+        if (running.empty()) return true;
+        if (!proc::wait_all_exited(running, deadline)) return false;
     }
 }
-
-}  // namespace
 
 void Worktrees::take(const WorktreeRow& first) {
     // One taker per worktree at a time (a lock of its own, keyed by its path): the pane's
@@ -71,7 +66,10 @@ void Worktrees::take(const WorktreeRow& first) {
         // something): a snapshot, as for any other end, and the row `present`, so that the
         // spawn run again takes it over. The spawn's `git worktree add` may outlive it
         // (orphaned, still at work): git's list says what it made only once it has ended.
-        wait_for_orphans(row->path);
+        if (!worktree_parts::wait_for_orphans(row->path)) {
+            throw failed("a process still works in " + quote(row->path) +
+                         ": its snapshot stays owed");
+        }
         git::Repository repo = git::resolve_repository(*git_, row->repo);
         if (!git_entry(repo, row->path)) {
             store_.write([&] { delete_worktree_row(store_, row->id); });
