@@ -15,6 +15,7 @@
 #include "tests/support/agents_home.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/mcp_call.hpp"
 #include "tests/support/process.hpp"
 
 using team::test::bound;
@@ -125,17 +126,8 @@ Json stop_of(const Json& records, std::int64_t turn) {
 // stays open until the answer is out in `out` (an input that closes ends a waiting call).
 team::test::Child start_mcp_prompt(const AcpHttpHome& h, const Json& arguments,
                                    const fs::path& out) {
-    Json init = {{"jsonrpc", "2.0"},
-                 {"id", 1},
-                 {"method", "initialize"},
-                 {"params",
-                  {{"protocolVersion", "2025-06-18"},
-                   {"capabilities", Json::object()},
-                   {"clientInfo", {{"name", "faces"}, {"version", "1"}}}}}};
-    Json call = {{"jsonrpc", "2.0"},
-                 {"id", 2},
-                 {"method", "tools/call"},
-                 {"params", {{"name", "agent_prompt"}, {"arguments", arguments}}}};
+    Json init = team::test::mcp_initialize();
+    Json call = team::test::mcp_tool_call("agent_prompt", arguments);
     std::string script =
         R"({ printf '%s\n' "$MCP_INIT" "$MCP_CALL"; )"
         R"(until grep -qs '"id":2' "$MCP_OUT"; do sleep 0.02; done; } | "$TEAM_BIN" mcp > "$MCP_OUT")";

@@ -41,11 +41,7 @@ class LandHome : public team::test::AgentsHome {
   public:
     explicit LandHome(const std::string& team) : AgentsHome(team, false) {
         repo = env.dir() / "land repo 'q' \xC3\xA9";
-        fs::create_directories(repo);
-        git({"init", "--quiet", "--initial-branch=main"});
-        git({"config", "user.name", "Test"});
-        git({"config", "user.email", "test@example.com"});
-        git({"config", "commit.gpgsign", "false"});
+        team::test::init_repo(repo);
         write_file(repo / "README.md", "hello\n");
         write_file(repo / "src/a.txt", "one\ntwo\nthree\n");
         git({"add", "-A"});

@@ -41,11 +41,7 @@ class RepoHome : public team::test::AgentsHome {
   public:
     explicit RepoHome(const std::string& team) : AgentsHome(team, false) {
         repo = env.dir() / "my repo 'q' \xC3\xA9";
-        fs::create_directories(repo);
-        git({"init", "--quiet", "--initial-branch=main"});
-        git({"config", "user.name", "Test"});
-        git({"config", "user.email", "test@example.com"});
-        git({"config", "commit.gpgsign", "false"});
+        team::test::init_repo(repo);
         write_file(repo / "README.md", "hello\n");
         write_file(repo / "src/a.txt", "one\ntwo\nthree\n");
         write_file(repo / "src/b.txt", "bee\n");

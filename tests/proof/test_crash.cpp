@@ -104,10 +104,7 @@ class CrashHome : public team::test::AgentsHome {
     explicit CrashHome(bool with_repo = false) : AgentsHome("crash", !with_repo) {
         if (!with_repo) return;
         repo = env.dir() / "repo";
-        std::filesystem::create_directories(repo);
-        team::test::git_ok(repo, {"init", "--quiet", "--initial-branch=main"});
-        team::test::git_ok(repo, {"config", "user.name", "Test"});
-        team::test::git_ok(repo, {"config", "user.email", "test@example.com"});
+        team::test::init_repo(repo);
         team::test::write_file(repo / "README.md", "hello\n");
         team::test::git_ok(repo, {"add", "-A"});
         team::test::git_ok(repo, {"commit", "--quiet", "-m", "first"});

@@ -98,11 +98,7 @@ class LandHome : public team::test::AgentsHome {
   public:
     LandHome(unsigned seed, const std::string& check) : AgentsHome("landing", false) {
         repo = env.dir() / "the repo \xC3\xA9\xE6\x97\xA5";  // "the repo é日"
-        fs::create_directories(repo);
-        git_ok(repo, {"init", "--quiet", "--initial-branch=main"});
-        git_ok(repo, {"config", "user.name", "Test"});
-        git_ok(repo, {"config", "user.email", "test@example.com"});
-        git_ok(repo, {"config", "commit.gpgsign", "false"});
+        team::test::init_repo(repo);
         team::test::write_file(repo / "README.md", "hello\n");
         git_ok(repo, {"add", "-A"});
         git_ok(repo, {"commit", "--quiet", "-m", "first"});
@@ -257,6 +253,17 @@ int count_with(const std::vector<std::string>& lines, const std::string& part) {
     }));
 }
 
+// No scratch worktree: none listed by git, nothing under <home>/land.
+void check_no_scratch_left(const LandHome& h) {
+    auto worktrees = git_ok(h.repo, {"worktree", "list", "--porcelain"});
+    INFO("worktrees:\n" << worktrees);
+    CHECK(worktrees.find(h.land_dir().string()) == std::string::npos);
+    std::error_code ec;
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(h.land_dir(), ec)) left.push_back(e.path());
+    CHECK(left == std::vector<std::string>{});
+}
+
 // What holds after the second land, whatever the moment of the kill.
 void check_landed(const LandHome& h, unsigned seed, const std::string& strategy) {
     INFO("main's history:\n" << git_ok(h.repo, {"log", "--format=%h %p %s", "main"}));
@@ -284,13 +291,7 @@ void check_landed(const LandHome& h, unsigned seed, const std::string& strategy)
     CHECK(count_with(subjects(h), "'" + h.branch(kRed) + "'") == 0);
 
     // No scratch worktree, nothing under <home>/land.
-    auto worktrees = git_ok(h.repo, {"worktree", "list", "--porcelain"});
-    INFO("worktrees:\n" << worktrees);
-    CHECK(worktrees.find(h.land_dir().string()) == std::string::npos);
-    std::error_code ec;
-    std::vector<std::string> left;
-    for (const auto& e : fs::directory_iterator(h.land_dir(), ec)) left.push_back(e.path());
-    CHECK(left == std::vector<std::string>{});
+    check_no_scratch_left(h);
 
     // No running shell, no land recorded running or undecided.
     CHECK(h.ok({"shell", "list"}) == Json::array());
@@ -514,13 +515,7 @@ TEST_CASE(
     CHECK(again.exit_code == 0);
     // The held git has ended: it made the killed land's scratch worktree, or failed to.
     CHECK(eventually([&] { return fs::exists(gate.string() + ".done"); }, bound(5000)));
-    auto worktrees = git_ok(h.repo, {"worktree", "list", "--porcelain"});
-    INFO("worktrees:\n" << worktrees);
-    CHECK(worktrees.find(h.land_dir().string()) == std::string::npos);
-    std::error_code ec;
-    std::vector<std::string> left;
-    for (const auto& e : fs::directory_iterator(h.land_dir(), ec)) left.push_back(e.path());
-    CHECK(left == std::vector<std::string>{});
+    check_no_scratch_left(h);
     CHECK(h.ok({"shell", "list"}) == Json::array());
     CHECK_FALSE(lock_held(h));
     h.finish();

@@ -37,6 +37,16 @@ inline git::GitResult git_try(const std::filesystem::path& cwd, std::vector<std:
     return runner.run({.args = std::move(args), .cwd = cwd});
 }
 
+// A new repository at `path` (made if absent): branch main, an identity of its own, commits
+// unsigned; no commit yet.
+inline void init_repo(const std::filesystem::path& path) {
+    std::filesystem::create_directories(path);
+    git_ok(path, {"init", "--quiet", "--initial-branch=main"});
+    git_ok(path, {"config", "user.name", "Test"});
+    git_ok(path, {"config", "user.email", "test@example.com"});
+    git_ok(path, {"config", "commit.gpgsign", "false"});
+}
+
 inline void write_file(const std::filesystem::path& path, const std::string& content) {
     std::filesystem::create_directories(path.parent_path());
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -47,7 +57,8 @@ inline void write_file(const std::filesystem::path& path, const std::string& con
 inline std::map<std::string, std::string> fingerprint(const std::filesystem::path& dir) {
     namespace fs = std::filesystem;
     std::map<std::string, std::string> out;
-    for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+    for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator();
+         ++it) {
         if (it->path().filename() == ".git") {
             if (it->is_directory()) it.disable_recursion_pending();
             out[".git"] = it->is_directory() ? "dir" : slurp(it->path());

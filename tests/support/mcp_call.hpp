@@ -13,20 +13,28 @@
 
 namespace team::test {
 
+// The first request of a session, and a tools/call (its id 2).
+inline nlohmann::json mcp_initialize() {
+    return {{"jsonrpc", "2.0"},
+            {"id", 1},
+            {"method", "initialize"},
+            {"params",
+             {{"protocolVersion", "2025-06-18"},
+              {"capabilities", nlohmann::json::object()},
+              {"clientInfo", {{"name", "e2e"}, {"version", "1"}}}}}};
+}
+inline nlohmann::json mcp_tool_call(const std::string& tool, const nlohmann::json& arguments) {
+    return {{"jsonrpc", "2.0"},
+            {"id", 2},
+            {"method", "tools/call"},
+            {"params", {{"name", tool}, {"arguments", arguments}}}};
+}
+
 inline nlohmann::json mcp_call(const AgentsHome& h, const std::string& tool,
                                const nlohmann::json& arguments) {
     using Json = nlohmann::json;
-    Json init = {{"jsonrpc", "2.0"},
-                 {"id", 1},
-                 {"method", "initialize"},
-                 {"params",
-                  {{"protocolVersion", "2025-06-18"},
-                   {"capabilities", Json::object()},
-                   {"clientInfo", {{"name", "e2e"}, {"version", "1"}}}}}};
-    Json call = {{"jsonrpc", "2.0"},
-                 {"id", 2},
-                 {"method", "tools/call"},
-                 {"params", {{"name", tool}, {"arguments", arguments}}}};
+    Json init = mcp_initialize();
+    Json call = mcp_tool_call(tool, arguments);
     Child mcp({team_binary(), "mcp"}, h.env.environment(h.extra({})),
               init.dump() + "\n" + call.dump() + "\n");
     auto r = mcp.wait();
