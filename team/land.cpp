@@ -159,8 +159,8 @@ class LandRun {
                 git::checkout_scratch(repo_, *land.scratch, c.commit);
             json checked = check(item, pick);
             if (!checked.is_null()) return decide(item, "check_failed", checked, pick);
-            item.state =
-                "landing";  // written ahead: a land killed from here is finished by the next
+            // Written ahead: a land killed from here on is finished by the next.
+            item.state = "landing";
             store_.write([&] { set_land_item_state(store_, item); });
             git::TargetMove move =
                 git::move_target(repo_, land.into, c.commit, onto,
@@ -172,8 +172,7 @@ class LandRun {
                 return decide(item, "landed", extra);
             }
             if (move.outcome == git::TargetMove::Outcome::refused) {
-                return decide(item, "skipped",
-                              {{"why", move.why}, {"shellId", item.shell_id.value_or("")}});
+                return decide(item, "skipped", {{"why", move.why}, {"shellId", *item.shell_id}});
             }
             // The target moved during the check: taken again, onto its new tip.
             item.state = "queued";
