@@ -149,9 +149,12 @@ std::optional<TargetCheckout> target_checkout(const Repository& repo, const std:
     return std::nullopt;
 }
 
-TargetMove move_target(const Repository& repo, const std::string& into, const std::string& now,
-                       const std::string& old, const std::string& reflog) {
+TargetMove move_target(const Repository& repo, const fs::path& home, const std::string& into,
+                       const std::string& now, const std::string& old, const std::string& reflog) {
     TargetMove out;
+    // With every other git write of team's in this repository (a spawn's branch, a snapshot's
+    // ref), so that none fails on git's lock files while it moves the target.
+    RepoLock lock(home, repo.common_dir);
     auto checkout = target_checkout(repo, into);
     auto moved_meanwhile = [&] { return commit_of(repo, "refs/heads/" + into) != old; };
     if (!checkout) {

@@ -67,8 +67,9 @@ struct TargetMove {
     std::filesystem::path checkout;  // where it is checked out; empty: nowhere
     std::string why;                 // refused: why
 };
-TargetMove move_target(const Repository& repo, const std::string& into, const std::string& now,
-                       const std::string& old, const std::string& reflog);
+TargetMove move_target(const Repository& repo, const std::filesystem::path& home,
+                       const std::string& into, const std::string& now, const std::string& old,
+                       const std::string& reflog);
 
 // Whether `ancestor` is `commit` or one of its ancestors.
 bool is_ancestor(const Repository& repo, const std::string& ancestor, const std::string& commit);

@@ -163,7 +163,7 @@ class LandRun {
             item.state = "landing";
             store_.write([&] { set_land_item_state(store_, item); });
             git::TargetMove move =
-                git::move_target(repo_, land.into, c.commit, onto,
+                git::move_target(repo_, store_.home(), land.into, c.commit, onto,
                                  "team land " + pick.agent + " (" + item.branch + ")");
             if (move.outcome == git::TargetMove::Outcome::moved) {
                 json extra = {{"commit", c.commit}, {"previous", onto}, {"attempts", attempt}};
