@@ -12,10 +12,14 @@ namespace fs = std::filesystem;
 
 std::string_view strategy_name(Strategy s) {
     switch (s) {
-        case Strategy::merge: return "merge";
-        case Strategy::squash: return "squash";
-        case Strategy::rebase: return "rebase";
-        case Strategy::ff: return "ff";
+        case Strategy::merge:
+            return "merge";
+        case Strategy::squash:
+            return "squash";
+        case Strategy::rebase:
+            return "rebase";
+        case Strategy::ff:
+            return "ff";
     }
     return "merge";
 }
@@ -53,7 +57,8 @@ void move_branch(const Repository& repo, const std::string& into, const std::str
     GitResult r = git_run(*repo.git, repo.common_dir,
                           {"update-ref", "-m", why, "refs/heads/" + into, now, old});
     if (!r.ok()) {
-        throw git_failure("cannot move " + quote(into) + " (it may have moved meanwhile: check again)", r);
+        throw git_failure(
+            "cannot move " + quote(into) + " (it may have moved meanwhile: check again)", r);
     }
 }
 
@@ -61,11 +66,13 @@ void move_branch(const Repository& repo, const std::string& into, const std::str
 void rebase_in_worktree(const Repository& repo, const MergeRequest& req) {
     std::error_code ec;
     if (req.agent_worktree.empty() || !fs::is_directory(req.agent_worktree, ec)) {
-        throw GitError(ErrorCode::refused, GitErrorKind::not_mergeable,
-                       "a rebase needs the branch's worktree, and " + quote(req.branch) + " has none here");
+        throw GitError(
+            ErrorCode::refused, GitErrorKind::not_mergeable,
+            "a rebase needs the branch's worktree, and " + quote(req.branch) + " has none here");
     }
     GitResult r = repo.git->run({.args = {"rebase", "--quiet", "--no-autostash", req.into},
-                                 .cwd = req.agent_worktree, .env = commit_identity(repo)});
+                                 .cwd = req.agent_worktree,
+                                 .env = commit_identity(repo)});
     if (!r.ok()) {
         git_run(*repo.git, req.agent_worktree, {"rebase", "--abort"});
         throw git_failure("cannot rebase " + quote(req.branch) + " onto " + quote(req.into), r);
@@ -86,7 +93,8 @@ MergeOutcome merge_branch(const Repository& repo, const fs::path& home, const Me
         throw GitError(ErrorCode::not_found, GitErrorKind::bad_ref, "no branch " + quote(req.into));
     }
     if (commit_of(repo, req.branch).empty()) {
-        throw GitError(ErrorCode::not_found, GitErrorKind::bad_ref, "no branch " + quote(req.branch));
+        throw GitError(ErrorCode::not_found, GitErrorKind::bad_ref,
+                       "no branch " + quote(req.branch));
     }
     out.check = merge_check(repo, req.into, req.branch);
     if (req.check_only) return out;
@@ -114,7 +122,8 @@ MergeOutcome merge_branch(const Repository& repo, const fs::path& home, const Me
     if (req.strategy == Strategy::rebase) {
         rebase_in_worktree(repo, req);
     } else if (req.strategy == Strategy::ff &&
-               !git_run(git, repo.common_dir, {"merge-base", "--is-ancestor", req.into, req.branch}).ok()) {
+               !git_run(git, repo.common_dir, {"merge-base", "--is-ancestor", req.into, req.branch})
+                    .ok()) {
         throw GitError(ErrorCode::refused, GitErrorKind::not_mergeable,
                        quote(req.into) + " cannot be fast-forwarded to " + quote(req.branch) +
                            ": it has commits the branch does not");
@@ -125,14 +134,22 @@ MergeOutcome merge_branch(const Repository& repo, const fs::path& home, const Me
                      "the target checkout", false);
         std::vector<std::string> args;
         switch (req.strategy) {
-            case Strategy::merge: args = {"merge", "--no-ff", "--no-edit", "-m", message, req.branch}; break;
-            case Strategy::squash: args = {"merge", "--squash", req.branch}; break;
+            case Strategy::merge:
+                args = {"merge", "--no-ff", "--no-edit", "-m", message, req.branch};
+                break;
+            case Strategy::squash:
+                args = {"merge", "--squash", req.branch};
+                break;
             case Strategy::rebase:
-            case Strategy::ff: args = {"merge", "--ff-only", req.branch}; break;
+            case Strategy::ff:
+                args = {"merge", "--ff-only", req.branch};
+                break;
         }
         GitResult r = git.run({.args = args, .cwd = out.checkout, .env = identity});
         if (r.ok() && req.strategy == Strategy::squash) {
-            r = git.run({.args = {"commit", "--quiet", "-m", message}, .cwd = out.checkout, .env = identity});
+            r = git.run({.args = {"commit", "--quiet", "-m", message},
+                         .cwd = out.checkout,
+                         .env = identity});
         }
         if (!r.ok()) {
             git_run(git, out.checkout, {"merge", "--abort"});
@@ -142,8 +159,8 @@ MergeOutcome merge_branch(const Repository& repo, const fs::path& home, const Me
         std::string branch_tip = commit_of(repo, req.branch);
         std::string now;
         if (req.strategy == Strategy::merge || req.strategy == Strategy::squash) {
-            std::vector<std::string> args = {"commit-tree", "--no-gpg-sign", out.check.tree,
-                                             "-p", out.previous};
+            std::vector<std::string> args = {"commit-tree", "--no-gpg-sign", out.check.tree, "-p",
+                                             out.previous};
             if (req.strategy == Strategy::merge) args.insert(args.end(), {"-p", branch_tip});
             args.insert(args.end(), {"-m", message});
             GitResult r = git.run({.args = args, .cwd = repo.common_dir, .env = identity});

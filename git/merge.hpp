@@ -21,20 +21,20 @@ std::string_view strategy_name(Strategy s);
 std::optional<Strategy> parse_strategy(std::string_view word);
 
 struct MergeRequest {
-    std::string branch;                   // the agent's branch
-    std::filesystem::path agent_worktree; // its worktree ("" when it has none); rebase needs it
-    std::string into;                     // the target branch (short name)
+    std::string branch;                    // the agent's branch
+    std::filesystem::path agent_worktree;  // its worktree ("" when it has none); rebase needs it
+    std::string into;                      // the target branch (short name)
     Strategy strategy = Strategy::merge;
     bool check_only = false;
-    std::string message;                  // the commit message (a default when empty)
+    std::string message;  // the commit message (a default when empty)
 };
 
 struct MergeOutcome {
     MergeCheck check;
     bool merged = false;
-    std::string commit;                  // the target's new tip
-    std::string previous;                // the target's tip before
-    std::filesystem::path checkout;      // where git merged; empty: the ref was moved (CAS)
+    std::string commit;              // the target's new tip
+    std::string previous;            // the target's tip before
+    std::filesystem::path checkout;  // where git merged; empty: the ref was moved (CAS)
 };
 
 // Identity for the commits a merge makes: the user's, or team's when none is configured.

@@ -19,7 +19,7 @@ extern const Operation list_activity_op;
 extern const Operation wait_agents_op, config_list_op, config_get_op, config_set_op,
     config_unset_op;
 extern const Operation usage_op;
-extern const Operation resume_op;  // SPEC 19
+extern const Operation resume_op;          // SPEC 19
 extern const Operation land_op, lands_op;  // SPEC 20
 extern const Operation diff_agent_op, merge_agent_op, merge_check_op, list_worktrees_op,
     restore_worktree_op, remove_worktree_op, gc_worktrees_op, repair_worktrees_op;
