@@ -204,6 +204,7 @@ TEST_CASE(
     "agent is told of its red check",
     "[land][sanitize]") {
     LandHome h("land-ways");
+    h.ok({"config", "set", "idle-after", "500ms", "--team", "land-ways"});
     h.agent("s1", {{"s1/a.txt", "a\n"}, {"s1/b.txt", "b\n"}}, true);
     h.agent("s2", {{"s2/a.txt", "a\n"}}, true);
     h.agent("r1", {{"r1/a.txt", "a\n"}, {"r1/b.txt", "b\n"}}, true);
@@ -266,6 +267,23 @@ TEST_CASE(
     CHECK(inbox[0]["text"].get<std::string>().find("test ! -e red.txt") != std::string::npos);
     CHECK(h.ok({"inbox"}).empty());
     CHECK(scratch_worktrees(h) == 0);
+
+    // By default: a live agent once it is idle (its screen still), not one still at work (its
+    // screen busy), and none whose branch landed.
+    h.ok({"spawn", "busy", "--worktree", "--env", h.mark.entry(), "--", "bash", "-c",
+          "echo b > busy.txt; git add -A; git -c user.name=A -c user.email=a@a commit -qm busy; "
+          "while :; do echo working; sleep 0.1; done"});
+    REQUIRE(eventually(
+        [&] {
+            return !h.ref("team/land-ways/busy").empty() &&
+                   h.ref("team/land-ways/busy") != h.ref("main");
+        },
+        bound(10000)));
+    h.ok({"wait", "red", "--until", "idle", "--timeout", "20s"});
+    h.ok({"wait", "busy", "--until", "working", "--timeout", "20s"});
+    auto by_default = h.ok({"land", "--dry-run"});
+    REQUIRE(by_default["branches"].size() == 1);
+    CHECK(by_default["branches"][0]["agent"] == "red");
 }
 
 TEST_CASE(
