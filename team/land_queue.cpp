@@ -184,13 +184,19 @@ json LandRun::check(LandItemRow& item, const Pick& pick) {
     return out;
 }
 
-// The agent (when live) or the leader: why its branch did not land.
+// The agent (when live) or the leader: why its branch did not land. To the agent it comes from
+// whoever runs the land; to the leader, from the agent it is about (as a limit's or a needs_input
+// message is), so a leader running the land is not its own sender and `inbox --from` finds it.
 void LandRun::tell(const Pick& pick, const json& row) {
     std::optional<AgentRecord> to;
     if (pick.agent_id) {
         if (auto a = load_agent(store_, *pick.agent_id); a && a->live()) to = a;
     }
-    if (!to) to = find_leader(store_, team_.id);
+    std::string from = caller_.name;
+    if (!to) {
+        to = find_leader(store_, team_.id);
+        from = pick.agent;
+    }
     if (!to) return;
     std::string text = pick.branch + " did not land on " + land.into + ": ";
     std::string type;
@@ -214,7 +220,7 @@ void LandRun::tell(const Pick& pick, const json& row) {
     json data = row;
     data["landId"] = land.id;
     data["into"] = land.into;
-    post_message(store_.db(), team_, caller_.name, *to, type, text, data, clock_.now());
+    post_message(store_.db(), team_, from, *to, type, text, data, clock_.now());
 }
 
 }  // namespace team::land_parts

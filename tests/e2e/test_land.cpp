@@ -188,6 +188,11 @@ TEST_CASE(
     CHECK(told.find("src/a.txt") != std::string::npos);
     CHECK(told.find("land_check_failed") != std::string::npos);
     CHECK(told.find(w2["shellId"].get<std::string>()) != std::string::npos);
+    // Each from the agent it is about, not from the leader to itself.
+    for (const auto& m : inbox) {
+        if (m["type"] == "land_conflict") CHECK(m["from"] == "w3");
+        if (m["type"] == "land_check_failed") CHECK(m["from"] == "w2");
+    }
 
     // Again: w1 is in main, w2 still red, w3 still conflicts; nothing moves.
     std::string main_after = h.ref("main");
