@@ -169,7 +169,8 @@ TEST_CASE(
     CHECK(w1["tasks"] == Json::array({held}));
     CHECK(w1["worktree"] == h.worktree("w1").string());
     CHECK(w1["agent"]["status"] == "active");
-    CHECK(h.run_count("w1") == 2);
+    // Started again (its command notes the start once it runs: waited for, not assumed).
+    CHECK(eventually([&] { return h.run_count("w1") == 2; }, bound(5000)));
     auto now = h.agent("w1");
     CHECK(now["status"] == "active");
     CHECK(now["createdAt"] == before["createdAt"]);  // its own record, not a new one
