@@ -108,6 +108,13 @@ class AcpHome : public team::test::AgentsHome {
     Json resume_one(const std::string& name) const {
         auto doc = ok({"resume", "--all"});
         INFO("resume: " << doc.dump());
+        // When it took none: how the agent's end was recorded, and what the log says (a flake
+        // seen twice in 150 runs under load, not yet explained).
+        if (doc["agents"].size() != 1) {
+            INFO("agents: " << agents().dump());
+            INFO("activity: " << ok({"activity"}).dump());
+            REQUIRE(doc["agents"].size() == 1);
+        }
         REQUIRE(doc["agents"].size() == 1);
         auto outcome = doc["agents"][0];
         REQUIRE(outcome["name"] == name);
