@@ -65,20 +65,23 @@ int Agents::reconcile(const TeamRecord& team) {
         if (auto supervisor = processes_.live(agent.supervisor_pid, agent.supervisor_start)) {
             // Its command has ended and its supervisor is recording that (it ends what is left
             // and writes the record): wait for it, so that the command that looks sees the end.
-            if (agent.pid && !processes_.alive(agent.pid, agent.pid_start)) {
-                ChangeWatch watch(store_.home());
-                auto deadline = clock_.steady() + kRecordWait;
-                for (;;) {
-                    auto now = load_agent(store_, agent.id);
-                    if (!now || !now->live() || supervisor->exited()) break;
-                    if (!watch.wait_until(deadline, {supervisor->fd()}) &&
-                        clock_.steady() >= deadline) {
-                        break;
-                    }
+            if (!agent.pid || processes_.alive(agent.pid, agent.pid_start)) continue;
+            ChangeWatch watch(store_.home());
+            auto deadline = clock_.steady() + kRecordWait;
+            for (;;) {
+                auto now = load_agent(store_, agent.id);
+                if (!now || !now->live() || supervisor->exited()) break;
+                if (!watch.wait_until(deadline, {supervisor->fd()}) &&
+                    clock_.steady() >= deadline) {
+                    break;
                 }
-                ++changed;
             }
-            continue;
+            ++changed;
+            // A supervisor that died meanwhile without writing the end (killed with everything
+            // else: a machine going down) is gone like one found dead: on to record it lost.
+            if (!supervisor->exited()) continue;
+            auto fresh = load_agent(store_, agent.id);
+            if (!fresh || !fresh->live()) continue;
         }
         if (!agent.supervisor_pid) {
             if (spawn_under_way(processes_, agent, clock_.now())) continue;

@@ -136,6 +136,16 @@ async function usageEqualsTheFake(home, model, name) {
   }
 }
 
+// Whether process `pid` has exited: no such process, or a zombie.
+function exited(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
 // The reboot: every process of the home (each carries its marker) SIGKILLed, its tmux server,
 // the agents' pane supervisors, watchers and the agents included, again until none is left.
 async function reboot(home) {
@@ -152,6 +162,9 @@ async function reboot(home) {
     }
     return left.length === 0;
   }, 10000, 'every process of the home to be gone');
+  // Each has exited, not only lost its environment (a process being killed loses it first: a
+  // look meanwhile would still see it running): gone, or a zombie.
+  await until(() => [...killed].every(exited), 10000, 'every process killed to have exited');
   debug(`killed ${killed.size} processes`);
   assert.ok(killed.size > 0);
 }

@@ -96,12 +96,7 @@ class AcpHome : public team::test::AgentsHome {
     // supervisors, the ACP hosts and the agents) SIGKILLed, nothing of team told. Again until
     // none is left, in case one was starting another meanwhile.
     void reboot() const {
-        REQUIRE(eventually(
-            [&] {
-                for (pid_t pid : mark.alive()) ::kill(pid, SIGKILL);
-                return mark.none_alive_within(500);
-            },
-            bound(10000)));
+        REQUIRE(mark.kill_all_within(10000));
     }
 
     // `team resume --all`: the one agent's outcome, and its session ready again.

@@ -82,9 +82,9 @@ class Home : public AgentsHome {
     // returns once none is left.
     void reboot() const {
         auto server = env.tmux({"display-message", "-p", "#{pid}"});
-        for (pid_t pid : mark.alive()) ::kill(pid, SIGKILL);
+        bool gone = mark.kill_all_within(5000);
         if (server.exit_code == 0) ::kill(std::stoi(server.out), SIGKILL);
-        REQUIRE(mark.none_alive_within(5000));
+        REQUIRE(gone);
         REQUIRE(eventually([&] { return !server_running(); }, bound(5000)));
     }
 

@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <thread>
 
+#include "proc/pidfd.hpp"
 #include "proc/process_table.hpp"
 
 namespace team::test {
@@ -68,6 +70,26 @@ bool Marker::none_alive_within(int ms) const {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+}
+
+bool Marker::kill_all_within(int ms) const {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound(ms));
+    std::map<pid_t, proc::Pidfd> killed;  // each opened before its kill: the pid is pinned
+    for (;;) {
+        auto pids = alive();
+        std::erase_if(pids, [&](pid_t pid) { return killed.count(pid) > 0; });
+        if (pids.empty()) break;
+        for (pid_t pid : pids) {
+            if (auto fd = proc::Pidfd::open(pid, 0)) {
+                fd->signal(SIGKILL);
+                killed.emplace(pid, std::move(*fd));
+            }
+        }
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+    }
+    std::vector<proc::Pidfd> fds;
+    for (auto& [pid, fd] : killed) fds.push_back(std::move(fd));
+    return proc::wait_all_exited(fds, deadline) && none_alive_within(0);
 }
 
 }  // namespace team::test

@@ -27,6 +27,11 @@ class Marker {
     std::vector<pid_t> alive() const;
     // Waits up to `ms` for none to be alive; true if none is.
     bool none_alive_within(int ms) const;
+    // A machine going down: SIGKILLs every process with the marker, again for any that appears
+    // meanwhile, and waits up to `ms` until each has exited, not only stopped showing its
+    // environment (a process being killed loses it before it has exited: a look would still
+    // see it running). True when all have.
+    bool kill_all_within(int ms) const;
 
   private:
     std::string key_ = "TEAM_TEST_MARK";
