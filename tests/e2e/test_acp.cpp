@@ -93,11 +93,9 @@ class AcpHome : public team::test::AgentsHome {
     }
 
     // A reboot as the agents see it: every process of the test (the home's tmux server, the pane
-    // supervisors, the ACP hosts and the agents) SIGKILLed, nothing of team told. Again until
-    // none is left, in case one was starting another meanwhile.
-    void reboot() const {
-        REQUIRE(mark.kill_all_within(10000));
-    }
+    // supervisors, the ACP hosts and the agents) SIGKILLed, nothing of team told, each waited
+    // for until it has exited (a look meanwhile would see a dying supervisor still running).
+    void reboot() const { REQUIRE(mark.kill_all_within(10000)); }
 
     // `team resume --all`: the one agent's outcome, and its session ready again.
     Json resume_one(const std::string& name) const {
