@@ -186,7 +186,7 @@ json LandRun::check(LandItemRow& item, const Pick& pick) {
 
 // The agent (when live) or the leader: why its branch did not land. To the agent it comes from
 // whoever runs the land; to the leader, from the agent it is about (as a limit's or a needs_input
-// message is), so a leader running the land is not its own sender and `inbox --from` finds it.
+// message is), so a leader running the land is not its own sender.
 void LandRun::tell(const Pick& pick, const json& row) {
     std::optional<AgentRecord> to;
     if (pick.agent_id) {

@@ -74,7 +74,8 @@ bool Marker::none_alive_within(int ms) const {
 
 bool Marker::kill_all_within(int ms) const {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound(ms));
-    std::map<pid_t, proc::Pidfd> killed;  // each opened before its kill: the pid is pinned
+    // Each opened before its kill: its exit is seen even if its number is taken again.
+    std::map<pid_t, proc::Pidfd> killed;
     for (;;) {
         auto pids = alive();
         std::erase_if(pids, [&](pid_t pid) { return killed.count(pid) > 0; });
